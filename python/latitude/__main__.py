@@ -1,0 +1,3 @@
+from latitude.cli import main
+
+raise SystemExit(main())

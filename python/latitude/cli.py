@@ -1,0 +1,59 @@
+"""The ``latitude`` command: one entry point, one module per subcommand (latitude.commands)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from latitude.commands import COMMANDS
+from latitude.errors import InputError, LatitudeError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="latitude",
+        description="Network latency and bandwidth tolerance of MPI applications "
+        "(execution graphs priced with LogGPS).",
+    )
+    from latitude import __version__
+
+    parser.add_argument("--version", action="version", version=f"latitude {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"latitude.commands.{name}")
+        except ModuleNotFoundError as err:
+            if err.name == f"latitude.commands.{name}":
+                continue  # command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def _core_input_error():
+    try:
+        from latitude._core import InputError as CoreInputError
+    except ImportError:  # pragma: no cover - extension missing
+        return ()
+    return (CoreInputError,)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (InputError, *_core_input_error()) as err:
+        print(f"latitude: {err}", file=sys.stderr)
+        return 2
+    except LatitudeError as err:
+        print(f"latitude: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("latitude: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,21 @@
+"""CLI subcommands, one module each.
+
+A command module defines ``register(subparsers)``, which adds its subparser and sets
+``func`` to a ``run(args) -> int`` callable. :mod:`latitude.cli` imports the modules
+listed in ``COMMANDS`` in this order (the order of ``latitude --help``).
+"""
+
+COMMANDS = [
+    "demo",
+    "trace",
+    "schedule",
+    "predict",
+    "sensitivity",
+    "tolerance",
+    "lp",
+    "simulate",
+    "generate",
+    "calibrate",
+    "inject",
+    "validate",
+]

@@ -1,0 +1,114 @@
+"""Quantities with units, as the CLI and machine files accept them.
+
+Times are returned in nanoseconds (float), sizes in bytes (int). A per-byte gap such as
+``-G 0.018ns`` is a time (ns per byte); bandwidths may be given instead (``-G 50GB/s``,
+``-G 400Gbit/s``) and are converted to ns per byte. Bare numbers mean ns or bytes.
+"""
+from __future__ import annotations
+
+import re
+
+from latitude.errors import InputError
+
+_TIME = {"": 1.0, "ns": 1.0, "ps": 1e-3, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
+_SIZE = {
+    "": 1, "b": 1, "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "kB": 10**3, "K": 1024, "M": 1024**2, "G": 1024**3,
+    "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
+}
+_RATE = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
+         "bit/s": 1 / 8, "Kbit/s": 1e3 / 8, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8,
+         "Tbit/s": 1e12 / 8, "Gb/s": 1e9 / 8, "Mb/s": 1e6 / 8}
+_NUM = re.compile(r"^\s*([+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\s\d].*?)?\s*$")
+
+
+def _split(text: str, where: str, what: str) -> tuple[float, str]:
+    m = _NUM.match(str(text))
+    if not m:
+        raise InputError(where, f"expected {what}, got {text!r}")
+    return float(m.group(1)), (m.group(2) or "")
+
+
+def parse_time(text: str | float, where: str = "value") -> float:
+    """'3us' -> 3000.0 (ns). Negative times are rejected."""
+    if isinstance(text, (int, float)):
+        return _nonneg(float(text), where)
+    value, unit = _split(text, where, "a time such as 3us, 1.5µs, 500ns")
+    if unit not in _TIME:
+        raise InputError(where, f"unknown time unit {unit!r} in {text!r} (use ns, us, µs, ms, s)")
+    return value * _TIME[unit]
+
+
+def parse_gap(text: str | float, where: str = "value") -> float:
+    """Per-byte gap in ns/byte: '0.018ns' or a bandwidth such as '50GB/s'."""
+    if isinstance(text, (int, float)):
+        return _nonneg(float(text), where)
+    value, unit = _split(text, where, "a per-byte gap such as 0.018ns or a bandwidth such as 50GB/s")
+    if unit.endswith("/B"):
+        unit = unit[:-2]
+    if unit in _TIME:
+        return value * _TIME[unit]
+    if unit in _RATE:
+        if value <= 0:
+            raise InputError(where, f"bandwidth must be positive, got {text!r}")
+        return 1e9 / (value * _RATE[unit])
+    raise InputError(where, f"unknown unit {unit!r} in {text!r} (use ns per byte or GB/s, Gbit/s)")
+
+
+def parse_size(text: str | int, where: str = "value") -> int:
+    """'256KiB' -> 262144 (bytes). 'inf' means no limit (returns 2**63-1)."""
+    if isinstance(text, int):
+        return text
+    if str(text).strip().lower() in ("inf", "infinity", "none"):
+        return 2**63 - 1
+    value, unit = _split(text, where, "a size such as 256KiB, 64KB, 4096")
+    if unit not in _SIZE:
+        raise InputError(where, f"unknown size unit {unit!r} in {text!r} (use B, KiB, MiB, KB, MB)")
+    out = value * _SIZE[unit]
+    if out != int(out):
+        raise InputError(where, f"size {text!r} is not a whole number of bytes")
+    return int(out)
+
+
+def parse_range(text: str, where: str, parse=parse_time) -> tuple[float, float]:
+    """'0:100us' or '0us:100us' -> (lo, hi); a unit on the upper bound applies to both."""
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise InputError(where, f"expected a range LO:HI such as 0:100us, got {text!r}")
+    lo_txt, hi_txt = parts
+    _, hi_unit = _split(hi_txt, where, "a range LO:HI such as 0:100us")
+    _, lo_unit = _split(lo_txt, where, "a range LO:HI such as 0:100us")
+    if not lo_unit and hi_unit:
+        lo_txt = lo_txt + hi_unit
+    lo, hi = parse(lo_txt, where), parse(hi_txt, where)
+    if hi < lo:
+        raise InputError(where, f"range {text!r} is empty (upper bound below lower bound)")
+    return lo, hi
+
+
+def _nonneg(v: float, where: str) -> float:
+    if v < 0 or v != v:
+        raise InputError(where, f"expected a non-negative value, got {v}")
+    return v
+
+
+def fmt_time(ns: float | None) -> str:
+    """Human-readable time: 1234.5 -> '1.2345 µs'."""
+    if ns is None:
+        return "unbounded"
+    a = abs(ns)
+    if a >= 1e9:
+        return f"{ns / 1e9:.6g} s"
+    if a >= 1e6:
+        return f"{ns / 1e6:.6g} ms"
+    if a >= 1e3:
+        return f"{ns / 1e3:.6g} µs"
+    return f"{ns:.6g} ns"
+
+
+def fmt_size(b: int) -> str:
+    for unit, f in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if b >= f and b % f == 0:
+            return f"{b // f} {unit}"
+    return f"{b} B"
