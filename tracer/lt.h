@@ -1,0 +1,204 @@
+/* Latitude PMPI tracer: shared internals.
+ *
+ * Every wrapper follows the same shape:
+ *     uint64_t t0 = lt_now();  rc = PMPI_X(...);
+ *     if (lt_active()) { p = lt_open("MPI_X", t0, extra); p = lt_<field>(p, ...); ...;
+ *                        p = lt_end(p); [extension lines]; lt_commit(p); }
+ * Records are formatted straight into one per-process buffer and written to the rank's file
+ * in large blocks (see lt_core.c). The end time is taken after the arguments are formatted,
+ * so the tracer's own work sits inside [tstart, tend] (which converters treat as MPI time)
+ * rather than in the computation gaps between calls.
+ */
+#ifndef LT_H
+#define LT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define LT_SLACK 1024 /* bytes reserved per record beyond its variable-length lists */
+#define LT_NUM 24     /* upper bound on one formatted number incl. separator */
+
+struct lt_state {
+    char *buf;          /* record buffer */
+    size_t cap;         /* its size */
+    volatile size_t used; /* committed bytes (a signal handler may flush them) */
+    volatile int active; /* between MPI_Init and MPI_Finalize/Abort */
+    int fd;             /* trace file */
+    int mt;             /* MPI_THREAD_MULTIPLE: serialize records with a lock */
+    int rank, size;
+    int padded;         /* liballprof-style zero-padded file names */
+};
+extern struct lt_state lt;
+
+/* ---- clock ---- */
+static inline uint64_t lt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- number formatting (no printf on the hot path) ---- */
+char *lt_u64(char *p, uint64_t v);
+static inline char *lt_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return lt_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return lt_u64(p, (uint64_t)v);
+}
+/* ns -> "<us>.<3 digits>" */
+static inline char *lt_time(char *p, uint64_t ns)
+{
+    uint64_t frac = ns % 1000u;
+    p = lt_u64(p, ns / 1000u);
+    *p++ = '.';
+    p[0] = (char)('0' + frac / 100);
+    p[1] = (char)('0' + frac / 10 % 10);
+    p[2] = (char)('0' + frac % 10);
+    return p + 3;
+}
+static inline char *lt_str(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define LT_LIT(p, s) lt_str((p), (s), sizeof(s) - 1)
+
+/* Raw bits of an MPI handle (pointer for Open MPI, int for MPICH) as an unsigned number. */
+#define LT_HANDLE(h) lt_handle_bits(&(h), sizeof(h))
+static inline uint64_t lt_handle_bits(const void *h, size_t n)
+{
+    uint64_t v = 0;
+    if (n == 4) {
+        uint32_t u;
+        memcpy(&u, h, 4);
+        v = u;
+    } else {
+        memcpy(&v, h, n < 8 ? n : 8);
+    }
+    return v;
+}
+
+/* ---- records ---- */
+void lt_lock(void);
+void lt_unlock(void);
+void lt_flush_locked(void);
+void lt_reserve_locked(size_t need);
+char *lt_ensure(char *p, size_t more); /* room for `more` bytes inside an open record */
+
+static inline int lt_active(void) { return lt.active; }
+
+/* Start a record: name and start time. `extra` bounds the bytes of variable-length lists. */
+static inline char *lt_open_n(const char *name, size_t n, uint64_t t0, size_t extra)
+{
+    lt_lock();
+    if (lt.cap - lt.used < n + extra + LT_SLACK)
+        lt_reserve_locked(n + extra + LT_SLACK);
+    char *p = lt.buf + lt.used;
+    p = lt_str(p, name, n);
+    *p++ = ':';
+    return lt_time(p, t0);
+}
+#define lt_open(name, t0, extra) lt_open_n((name), sizeof(name) - 1, (t0), (extra))
+
+/* Finish the call line with its end time (taken now). */
+static inline char *lt_end(char *p)
+{
+    *p++ = ':';
+    p = lt_time(p, lt_now());
+    *p++ = '\n';
+    return p;
+}
+/* Make the record (and any extension lines after it) visible to flushes. */
+static inline void lt_commit(char *p)
+{
+    lt.used = (size_t)(p - lt.buf);
+    lt_unlock();
+}
+
+/* One record whose fields are formatted by the statements in FIELDS (using `p`). */
+#define LT_REC(name, t0, FIELDS)                                                              \
+    do {                                                                                      \
+        if (lt_active()) {                                                                    \
+            char *p = lt_open(name, (t0), 0);                                                 \
+            FIELDS;                                                                           \
+            lt_commit(lt_end(p));                                                             \
+        }                                                                                     \
+    } while (0)
+
+/* ---- fields (each starts with ':') ---- */
+static inline char *lt_int(char *p, int64_t v)
+{
+    *p++ = ':';
+    return lt_i64(p, v);
+}
+static inline char *lt_ptr(char *p, const void *a)
+{
+    *p++ = ':';
+    return lt_u64(p, (uint64_t)(uintptr_t)a);
+}
+static inline char *lt_raw(char *p, uint64_t v)
+{
+    *p++ = ':';
+    return lt_u64(p, v);
+}
+#define lt_hdl(p, h) lt_raw((p), LT_HANDLE(h))
+char *lt_dtype(char *p, MPI_Datatype dt);         /* :code,size,extent */
+char *lt_dtype_unused(char *p, MPI_Datatype dt);  /* argument MPI ignores here: :handle,0,0 */
+char *lt_comm(char *p, MPI_Comm c);               /* :handle,rank,size */
+char *lt_op(char *p, MPI_Op op);                  /* :code */
+/* :address:c0,c1,...,c(n-1); zeros when counts is NULL (argument not significant here). */
+char *lt_list(char *p, const int *counts, int n);
+#define LT_LIST_BYTES(n) ((size_t)(n) * 12u + LT_NUM)
+
+/* ---- extension lines ("#@ ...") ---- */
+static inline char *lt_ext(char *p, const char *s, size_t n)
+{
+    p = LT_LIT(p, "#@ ");
+    return lt_str(p, s, n);
+}
+#define LT_EXT(p, s) lt_ext((p), (s), sizeof(s) - 1)
+
+/* ---- requests and communicators (lt_track.c) ---- */
+static inline uint64_t lt_req_id(MPI_Request r)
+{
+    return r == MPI_REQUEST_NULL ? 0 : LT_HANDLE(r);
+}
+/* "#@ req h0,h1,..." for requests created or started by the call */
+char *lt_ext_reqs(char *p, const MPI_Request *reqs, int n);
+/* "#@ done h,..." for the requests the call completed; handles captured before the call */
+char *lt_ext_done(char *p, const uint64_t *ids, const int *idx, int n);
+#define LT_REQ_BYTES(n) ((size_t)(n) * 22u + 32u)
+
+/* requests whose completion adds a line: wildcard receives (source/tag resolved by a
+ * "#@ status" line) and MPI_Comm_idup (its "#@ comm" line) */
+int lt_is_wild(int src, int tag);
+void lt_wild_add(MPI_Request r, MPI_Comm comm, int persistent);
+int lt_wild_count(void);
+int lt_wild_has(uint64_t id);
+void lt_idup_add(MPI_Request r, MPI_Comm *newcomm);
+/* 1 if tracked (newcomm set for idup); forgets non-persistent ones */
+int lt_wild_take(uint64_t id, MPI_Comm *comm, MPI_Comm **newcomm);
+void lt_wild_forget(uint64_t id);
+char *lt_ext_status(char *p, uint64_t req, MPI_Comm comm, const MPI_Status *st);
+int lt_world_rank(MPI_Comm comm, int rank, int remote);
+
+/* communicator creation: "#@ comm <handle> seq=<k> world=<list> [remote=<list>]" */
+size_t lt_comm_ext_bytes(MPI_Comm c);
+char *lt_ext_comm(char *p, MPI_Comm c);
+void lt_comm_forget(MPI_Comm c);
+
+/* ---- core (lt_core.c) ---- */
+void lt_start(int thread_multiple); /* open the file, write the header, arm exit paths */
+void lt_finish(const char *reason);
+void lt_header_ext(void);
+
+/* bytes to reserve for a "v" list over comm */
+int lt_comm_peers(MPI_Comm c);
+
+#endif

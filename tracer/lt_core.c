@@ -1,0 +1,346 @@
+/* Trace file, record buffer, flushing, and the paths by which a run can end
+ * (MPI_Finalize, MPI_Abort, exit without MPI_Finalize, SIGTERM/SIGINT/SIGHUP). */
+#define _GNU_SOURCE
+#include "lt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+struct lt_state lt = {.fd = -1};
+
+static volatile uint64_t file_off; /* file offset of buf[0] */
+/* recursive: tracking tables lock too, also while a record is open */
+static pthread_mutex_t mtx = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+#define NSIGS (int)(sizeof(sigs) / sizeof(sigs[0]))
+static struct sigaction old_act[NSIGS];
+
+void lt_lock(void)
+{
+    if (lt.mt)
+        pthread_mutex_lock(&mtx);
+}
+
+void lt_unlock(void)
+{
+    if (lt.mt)
+        pthread_mutex_unlock(&mtx);
+}
+
+/* ---- numbers ---- */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+char *lt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *t = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--t = digit_pairs[i + 1];
+        *--t = digit_pairs[i];
+    }
+    if (v >= 10) {
+        *--t = digit_pairs[v * 2 + 1];
+        *--t = digit_pairs[v * 2];
+    } else {
+        *--t = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - t);
+    memcpy(p, t, n);
+    return p + n;
+}
+
+/* ---- writing ---- */
+static void write_all(const char *b, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(lt.fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* disk full or closed: nothing sensible left to do */
+        b += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+}
+
+/* Write the committed bytes. Signals are blocked so a handler never sees `used` and
+ * `file_off` out of step (it would duplicate or overwrite a block). */
+void lt_flush_locked(void)
+{
+    sigset_t set, old;
+    sigemptyset(&set);
+    for (int i = 0; i < NSIGS; i++)
+        sigaddset(&set, sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    size_t n = lt.used;
+    if (lt.fd >= 0 && n > 0)
+        write_all(lt.buf, n, file_off);
+    lt.used = 0;
+    file_off += n;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Enlarge the buffer (contents kept) for a record larger than it. */
+static void grow(size_t need)
+{
+    if (need <= lt.cap)
+        return;
+    sigset_t set, old;
+    sigfillset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &old); /* a handler must not see a freed buffer */
+    char *nb = realloc(lt.buf, need * 2);
+    if (!nb) {
+        fprintf(stderr, "latitude-trace: out of memory for a %zu-byte record\n", need);
+        abort();
+    }
+    lt.buf = nb;
+    lt.cap = need * 2;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Make room for `need` bytes at buf + used. */
+void lt_reserve_locked(size_t need)
+{
+    lt_flush_locked();
+    grow(need);
+}
+
+/* Room for `more` bytes after p, the write position of the record being formatted (not yet
+ * committed): flush what is committed and move the partial record to the buffer start. */
+char *lt_ensure(char *p, size_t more)
+{
+    if ((size_t)(lt.buf + lt.cap - p) >= more + LT_SLACK)
+        return p;
+    size_t partial = (size_t)(p - (lt.buf + lt.used));
+    size_t start = lt.used;
+    lt_flush_locked(); /* used = 0; the partial record is still at buf + start */
+    memmove(lt.buf, lt.buf + start, partial);
+    grow(partial + more + LT_SLACK);
+    return lt.buf + partial;
+}
+
+/* Append "#@ end <reason>\n", flush and close. Called with the lock held or single-threaded. */
+static void finish_locked(const char *reason)
+{
+    if (lt.fd < 0)
+        return;
+    lt.active = 0;
+    size_t n = strlen(reason);
+    if (lt.cap - lt.used < n + 16)
+        lt_flush_locked();
+    char *p = lt.buf + lt.used;
+    p = LT_EXT(p, "end ");
+    p = lt_str(p, reason, n);
+    *p++ = '\n';
+    lt.used = (size_t)(p - lt.buf);
+    lt_flush_locked();
+    close(lt.fd);
+    lt.fd = -1;
+}
+
+void lt_finish(const char *reason)
+{
+    lt_lock();
+    finish_locked(reason);
+    lt_unlock();
+}
+
+/* ---- end of run without MPI_Finalize ---- */
+static void at_exit(void)
+{
+    if (lt.active)
+        lt_finish("exit-without-finalize");
+}
+
+static int sig_index(int sig)
+{
+    for (int i = 0; i < NSIGS; i++)
+        if (sigs[i] == sig)
+            return i;
+    return -1;
+}
+
+/* Async-signal-safe: only pwrite, sigaction, raise. Rewriting buf[0..used) at file_off is
+ * idempotent, so a signal that interrupts a record being formatted loses only that record. */
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+    int i = sig_index(sig);
+    struct sigaction *prev = i >= 0 ? &old_act[i] : NULL;
+    int fd = lt.fd;
+    if (fd >= 0) {
+        size_t n = lt.used;
+        write_all(lt.buf, n, file_off);
+        if (prev && prev->sa_handler == SIG_DFL && !(prev->sa_flags & SA_SIGINFO)) {
+            char tail[40], *p = LT_EXT(tail, "end signal ");
+            p = lt_u64(p, (uint64_t)sig);
+            *p++ = '\n';
+            write_all(tail, (size_t)(p - tail), file_off + n);
+            lt.active = 0;
+            lt.fd = -1;
+            close(fd);
+        }
+    }
+    if (!prev)
+        return;
+    if (prev->sa_flags & SA_SIGINFO) {
+        if (prev->sa_sigaction)
+            prev->sa_sigaction(sig, info, uctx);
+    } else if (prev->sa_handler == SIG_DFL) {
+        sigaction(sig, prev, NULL);
+        raise(sig); /* delivered with the default action once we return */
+    } else if (prev->sa_handler != SIG_IGN) {
+        prev->sa_handler(sig);
+    }
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NSIGS; i++)
+        sigaction(sigs[i], &sa, &old_act[i]);
+    atexit(at_exit);
+}
+
+/* ---- opening the trace ---- */
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'K' || *end == 'k')
+        v *= 1024;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1024 * 1024;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1024.0 * 1024 * 1024;
+    return v >= 65536 ? (size_t)v : dflt;
+}
+
+static int digits(int x)
+{
+    int d = 1;
+    while (x >= 10) {
+        x /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* prefix + rank (+ zero padding to the digits of the world size if asked) + ".txt" */
+static void trace_path(char *out, size_t n)
+{
+    const char *prefix = getenv("LATITUDE_TRACE_PREFIX");
+    if (!prefix || !*prefix)
+        prefix = getenv("HTOR_PMPI_FILE_PREFIX");
+    if (!prefix || !*prefix)
+        prefix = "/tmp/pmpi-trace-rank-";
+    const char *pad = getenv("LATITUDE_TRACE_PADDED");
+    lt.padded = pad && *pad && *pad != '0';
+    int width = lt.padded ? digits(lt.size) : 1; /* liballprof: digits of the world size */
+    snprintf(out, n, "%s%0*d.txt", prefix, width, lt.rank);
+}
+
+static char *header_line(char *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *header_line(char *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(p, 2048, fmt, ap);
+    va_end(ap);
+    return p + (n < 0 ? 0 : n < 2048 ? n : 2047);
+}
+
+/* liballprof header comments, then our "#@" header (see docs/trace-format.md). */
+static void write_header(void)
+{
+    char host[256] = "", libv[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    struct utsname u;
+    time_t now = time(NULL);
+    char when[64];
+    int len = 0;
+    gethostname(host, sizeof host - 1);
+    uname(&u);
+    ctime_r(&now, when);
+    when[strcspn(when, "\n")] = 0;
+    PMPI_Get_library_version(libv, &len);
+    libv[strcspn(libv, "\r\n")] = 0;
+    for (char *c = libv; *c; c++)
+        if (*c == '\t')
+            *c = ' '; /* MPICH separates with tabs */
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t mono = lt_now();
+
+    lt_lock();
+    lt_reserve_locked(16384);
+    char *p = lt.buf + lt.used;
+    p = header_line(p, "# Latitude PMPI Tracer 1 Output File (liballprof v1 format)\n");
+    p = header_line(p, "# time: %s\n# hostname: %s\n", when, host);
+    p = header_line(p, "# uname: %s %s %s %s %s\n", u.sysname, u.nodename, u.release, u.version,
+                    u.machine);
+    p = header_line(p, "#@ latitude-trace 1\n#@ mpi %s\n", libv);
+    p = header_line(p, "#@ world rank=%d size=%d host=%s pid=%ld\n", lt.rank, lt.size, host,
+                    (long)getpid());
+    p = header_line(p, "#@ clock CLOCK_MONOTONIC unit=us monotonic=");
+    p = lt_time(p, mono);
+    p = header_line(p, " realtime=");
+    p = lt_time(p, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+    p = header_line(p, "\n#@ request_size %zu\n", sizeof(MPI_Request));
+    p = header_line(p,
+                    "#@ const any_source=%d any_tag=%d proc_null=%d root=%d undefined=%d "
+                    "in_place=%lu bottom=%lu status_ignore=%lu statuses_ignore=%lu\n",
+                    MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_PROC_NULL, MPI_ROOT, MPI_UNDEFINED,
+                    (unsigned long)(uintptr_t)MPI_IN_PLACE, (unsigned long)(uintptr_t)MPI_BOTTOM,
+                    (unsigned long)(uintptr_t)MPI_STATUS_IGNORE,
+                    (unsigned long)(uintptr_t)MPI_STATUSES_IGNORE);
+    lt.used = (size_t)(p - lt.buf);
+    lt_unlock();
+    lt_header_ext(); /* communicators that exist from the start */
+    lt_lock();
+    p = lt.buf + lt.used;
+    *p++ = '\n';
+    lt.used = (size_t)(p - lt.buf);
+    lt_unlock();
+}
+
+/* Called by the MPI_Init/MPI_Init_thread wrappers after the real initialisation. */
+void lt_start(int thread_multiple)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &lt.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &lt.size);
+    lt.mt = thread_multiple;
+    lt.cap = env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20);
+    lt.buf = malloc(lt.cap);
+    char path[4096];
+    trace_path(path, sizeof path);
+    lt.fd = lt.buf ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    if (lt.fd < 0) {
+        fprintf(stderr, "latitude-trace: rank %d: cannot write %s: %s (not tracing)\n",
+                lt.rank, path, strerror(errno));
+        return;
+    }
+    file_off = 0;
+    lt.used = 0;
+    write_header();
+    install_handlers();
+    lt.active = 1;
+}

@@ -1,0 +1,1 @@
+#include "lt_log.h"
