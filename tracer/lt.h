@@ -30,6 +30,7 @@ struct lt_state {
     int mt;             /* MPI_THREAD_MULTIPLE: serialize records with a lock */
     int rank, size;
     int padded;         /* liballprof-style zero-padded file names */
+    int64_t nrec;       /* call records committed so far = index of the record being written */
 };
 extern struct lt_state lt;
 
@@ -118,6 +119,7 @@ static inline char *lt_end(char *p)
 static inline void lt_commit(char *p)
 {
     lt.used = (size_t)(p - lt.buf);
+    lt.nrec++;
     lt_unlock();
 }
 
@@ -164,28 +166,42 @@ static inline char *lt_ext(char *p, const char *s, size_t n)
 }
 #define LT_EXT(p, s) lt_ext((p), (s), sizeof(s) - 1)
 
-/* ---- requests and communicators (lt_track.c) ---- */
-static inline uint64_t lt_req_id(MPI_Request r)
-{
-    return r == MPI_REQUEST_NULL ? 0 : LT_HANDLE(r);
-}
-/* "#@ req h0,h1,..." for requests created or started by the call */
-char *lt_ext_reqs(char *p, const MPI_Request *reqs, int n);
-/* "#@ done h,..." for the requests the call completed; handles captured before the call */
-char *lt_ext_done(char *p, const uint64_t *ids, const int *idx, int n);
-#define LT_REQ_BYTES(n) ((size_t)(n) * 22u + 32u)
+/* ---- hash map uint64 -> uint64 (lt_map.c) ---- */
+struct lt_map {
+    uint64_t *key, *val;
+    unsigned char *full;
+    size_t cap, n;
+};
+uint64_t *lt_map_get(struct lt_map *m, uint64_t k); /* NULL if absent */
+void lt_map_put(struct lt_map *m, uint64_t k, uint64_t v);
+void lt_map_del(struct lt_map *m, uint64_t k);
 
-/* requests whose completion adds a line: wildcard receives (source/tag resolved by a
- * "#@ status" line) and MPI_Comm_idup (its "#@ comm" line) */
+/* ---- outstanding requests (lt_reqs.c) ----
+ * Requests are named in the trace by the index of the call record that created them
+ * (0 = MPI_Init's record), so "#@ done 17,18" is exact however the application stores its
+ * request handles. Handles alone are ambiguous: MPI implementations hand out one shared
+ * pre-completed handle for MPI_PROC_NULL and self operations. */
+struct lt_req;
+/* The record being written created request h, returned in *slot. wild_comm: the receive's
+ * communicator if it uses MPI_ANY_SOURCE/MPI_ANY_TAG (else MPI_COMM_NULL); idup: the
+ * MPI_Comm_idup output. */
+void lt_req_new(MPI_Request h, const void *slot, int persistent, MPI_Comm wild_comm,
+                MPI_Comm *idup);
+/* The traced request held in *slot with handle h (NULL if unknown), claimed so that a second
+ * slot with the same shared handle in the same call resolves to a different request. */
+struct lt_req *lt_req_claim(MPI_Request h, const void *slot);
+int lt_req_wild(const struct lt_req *r);
+int64_t lt_req_call(const struct lt_req *r);
+/* Done with a claimed request: `completed` frees non-persistent ones, `drop` frees any. */
+void lt_req_release(struct lt_req *r, int completed, int drop);
+/* "#@ status"/"#@ comm" lines a completed request needs (wildcard receive, MPI_Comm_idup) */
+char *lt_ext_completed(char *p, struct lt_req *r, const MPI_Status *st);
+/* "#@ <key> k1,k2,..." (call indices) or "#@ <key> -" */
+char *lt_ext_calls(char *p, const char *key, struct lt_req *const *rs, const int *idx, int n);
+
 int lt_is_wild(int src, int tag);
-void lt_wild_add(MPI_Request r, MPI_Comm comm, int persistent);
-int lt_wild_count(void);
-int lt_wild_has(uint64_t id);
-void lt_idup_add(MPI_Request r, MPI_Comm *newcomm);
-/* 1 if tracked (newcomm set for idup); forgets non-persistent ones */
-int lt_wild_take(uint64_t id, MPI_Comm *comm, MPI_Comm **newcomm);
-void lt_wild_forget(uint64_t id);
-char *lt_ext_status(char *p, uint64_t req, MPI_Comm comm, const MPI_Status *st);
+/* "#@ status [call=<k> ]src=<world rank> tag=<t> bytes=<n>"; call < 0 for blocking calls */
+char *lt_ext_status(char *p, int64_t call, MPI_Comm comm, const MPI_Status *st);
 int lt_world_rank(MPI_Comm comm, int rank, int remote);
 
 /* communicator creation: "#@ comm <handle> seq=<k> world=<list> [remote=<list>]" */

@@ -12,7 +12,7 @@ void lt_log_send(const char *name, size_t n, uint64_t t0, const void *buf, int c
                  MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
 void lt_log_isend(const char *name, size_t n, uint64_t t0, const void *buf, int count,
                   MPI_Datatype dt, int dest, int tag, MPI_Comm comm, const void *reqaddr,
-                  MPI_Request req);
+                  MPI_Request req, int persistent);
 void lt_log_recv(uint64_t t0, const void *buf, int count, MPI_Datatype dt, int src, int tag,
                  MPI_Comm comm, const void *staddr, const MPI_Status *wild_st);
 void lt_log_irecv(const char *name, size_t n, uint64_t t0, const void *buf, int count,
@@ -29,18 +29,22 @@ void lt_log_probe(uint64_t t0, int src, int tag, MPI_Comm comm, const void *stad
 void lt_log_iprobe(uint64_t t0, int src, int tag, MPI_Comm comm, const void *flagaddr, int flag,
                    const void *staddr, const MPI_Status *wild_st);
 
-/* completion: ids are the request handles captured before the call (lt_req_id) */
-struct lt_done {
-    const uint64_t *ids; /* input requests */
-    const int *idx;      /* completed indices, NULL = every input request */
-    int n;               /* number of entries in idx (or of ids if idx is NULL) */
-    const MPI_Status *st; /* statuses of the completed requests (indexed like idx), or NULL */
-    int st_by_input;      /* st is indexed by input position instead of by completion */
+/* completion calls (w_req.c) */
+#define LT_SMALL 64
+struct lt_completion {
+    struct lt_req *small[LT_SMALL], **rs;
+    int n, wild;
+    MPI_Status sts[LT_SMALL], *st; /* statuses handed to MPI */
 };
-char *lt_ext_completed(char *p, const struct lt_done *d);
-int lt_any_wild(const uint64_t *ids, int n);
-void lt_log_start(uint64_t t0, const void *reqaddr, MPI_Request req);
-void lt_log_startall(uint64_t t0, int count, const void *reqs_addr, const MPI_Request *reqs);
-void lt_log_request_free(uint64_t t0, const void *reqaddr, uint64_t id);
+/* Resolve the input requests (slots: where each lives, NULL = &reqs[i]); picks the statuses
+ * to hand to MPI (ours when the user ignores them but a wildcard receive may complete). */
+void lt_comp_begin(struct lt_completion *c, const MPI_Request *reqs, const void *const *slots,
+                   int n, MPI_Status *user_st, int many);
+char *lt_comp_end(char *p, struct lt_completion *c, const int *idx, int ndone, int by_input);
+void lt_comp_free(struct lt_completion *c, MPI_Status *user_st);
+void lt_log_start(const char *name, size_t n, uint64_t t0, int all, int count,
+                  const void *reqs_addr, const MPI_Request *reqs, const void *const *slots);
+void lt_log_request_gone(const char *name, size_t n, const char *key, uint64_t t0,
+                         const void *reqaddr, struct lt_req *r, int drop);
 
 #endif

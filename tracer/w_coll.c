@@ -1,5 +1,5 @@
-/* Collectives, blocking and nonblocking (the I-variant adds the request field and a
- * "#@ req" line). Arguments MPI ignores on this rank (the receive side off the root, the send
+/* Collectives, blocking and nonblocking (the I-variant adds the request field; its
+ * completion shows up in the "#@ done" line of a Wait/Test call). Arguments MPI ignores on this rank (the receive side off the root, the send
  * side with MPI_IN_PLACE) may be garbage and are written without being dereferenced:
  * datatypes as "<handle>,0,0", count lists as zeros. */
 #include "lt_log.h"
@@ -28,16 +28,15 @@ static char *list_if(char *p, const int *counts, int n, int used)
     return lt_list(p, used ? counts : NULL, n);
 }
 
-/* ... comm [request] : tend, then "#@ req" for nonblocking collectives */
+/* ... comm [request] : tend; a nonblocking collective registers its request */
 static void coll_end(char *p, MPI_Comm comm, MPI_Request *req)
 {
     p = lt_comm(p, comm);
-    if (req)
+    if (req) {
         p = lt_ptr(p, req);
-    p = lt_end(p);
-    if (req)
-        p = lt_ext_reqs(p, req, 1);
-    lt_commit(p);
+        lt_req_new(*req, req, 0, MPI_COMM_NULL, NULL);
+    }
+    lt_commit(lt_end(p));
 }
 
 #define OPEN(name, n, t0)                                                                      \
@@ -235,11 +234,11 @@ static void log_alltoallw(const char *name, size_t n, uint64_t t0, const void *s
     p = list_if(p, rdispls, np, 1);
     p = lt_ptr(p, rtypes);
     p = lt_comm(p, comm);
-    if (req)
+    if (req) {
         p = lt_ptr(p, req);
+        lt_req_new(*req, req, 0, MPI_COMM_NULL, NULL);
+    }
     p = lt_end(p);
-    if (req)
-        p = lt_ext_reqs(p, req, 1);
     p = lt_ensure(p, 2 * LT_LIST_BYTES(np) + 32);
     p = LT_EXT(p, "typesizes send=");
     p = type_sizes(p, stypes, np, !in_place);

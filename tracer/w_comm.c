@@ -71,10 +71,8 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
         p = lt_comm(p, comm);
         p = lt_ptr(p, newcomm);
         p = lt_ptr(p, req);
-        p = lt_end(p);
-        p = lt_ext_reqs(p, req, 1);
-        lt_idup_add(*req, newcomm);
-        lt_commit(p);
+        lt_req_new(*req, req, 0, MPI_COMM_NULL, newcomm);
+        lt_commit(lt_end(p));
     }
     return rc;
 }

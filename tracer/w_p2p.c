@@ -27,15 +27,15 @@ void lt_log_send(const char *name, size_t n, uint64_t t0, const void *buf, int c
 
 void lt_log_isend(const char *name, size_t n, uint64_t t0, const void *buf, int count,
                   MPI_Datatype dt, int dest, int tag, MPI_Comm comm, const void *reqaddr,
-                  MPI_Request req)
+                  MPI_Request req, int persistent)
 {
     if (!lt_active())
         return;
     char *p = lt_open_n(name, n, t0, 0);
     p = p2p_fields(p, buf, count, dt, dest, tag, comm);
     p = lt_ptr(p, reqaddr);
-    p = lt_end(p);
-    lt_commit(lt_ext_reqs(p, &req, 1));
+    lt_req_new(req, reqaddr, persistent, MPI_COMM_NULL, NULL);
+    lt_commit(lt_end(p));
 }
 
 void lt_log_recv(uint64_t t0, const void *buf, int count, MPI_Datatype dt, int src, int tag,
@@ -48,7 +48,7 @@ void lt_log_recv(uint64_t t0, const void *buf, int count, MPI_Datatype dt, int s
     p = lt_ptr(p, staddr);
     p = lt_end(p);
     if (wild_st)
-        p = lt_ext_status(p, 0, comm, wild_st);
+        p = lt_ext_status(p, -1, comm, wild_st);
     lt_commit(p);
 }
 
@@ -61,10 +61,8 @@ void lt_log_irecv(const char *name, size_t n, uint64_t t0, const void *buf, int 
     char *p = lt_open_n(name, n, t0, 0);
     p = p2p_fields(p, buf, count, dt, src, tag, comm);
     p = lt_ptr(p, reqaddr);
-    p = lt_end(p);
-    if (lt_is_wild(src, tag))
-        lt_wild_add(req, comm, persistent);
-    lt_commit(lt_ext_reqs(p, &req, 1));
+    lt_req_new(req, reqaddr, persistent, lt_is_wild(src, tag) ? comm : MPI_COMM_NULL, NULL);
+    lt_commit(lt_end(p));
 }
 
 void lt_log_sendrecv(uint64_t t0, const void *sbuf, int scount, MPI_Datatype stype, int dest,
@@ -83,7 +81,7 @@ void lt_log_sendrecv(uint64_t t0, const void *sbuf, int scount, MPI_Datatype sty
     p = lt_ptr(p, staddr);
     p = lt_end(p);
     if (wild_st)
-        p = lt_ext_status(p, 0, comm, wild_st);
+        p = lt_ext_status(p, -1, comm, wild_st);
     lt_commit(p);
 }
 
@@ -105,7 +103,7 @@ void lt_log_sendrecv_replace(uint64_t t0, const void *buf, int count, MPI_Dataty
     p = lt_ptr(p, staddr);
     p = lt_end(p);
     if (wild_st)
-        p = lt_ext_status(p, 0, comm, wild_st);
+        p = lt_ext_status(p, -1, comm, wild_st);
     lt_commit(p);
 }
 
@@ -121,7 +119,7 @@ void lt_log_probe(uint64_t t0, int src, int tag, MPI_Comm comm, const void *stad
     p = lt_ptr(p, staddr);
     p = lt_end(p);
     if (wild_st)
-        p = lt_ext_status(p, 0, comm, wild_st);
+        p = lt_ext_status(p, -1, comm, wild_st);
     lt_commit(p);
 }
 
@@ -138,7 +136,7 @@ void lt_log_iprobe(uint64_t t0, int src, int tag, MPI_Comm comm, const void *fla
     p = lt_ptr(p, staddr);
     p = lt_end(p);
     if (wild_st && flag)
-        p = lt_ext_status(p, 0, comm, wild_st);
+        p = lt_ext_status(p, -1, comm, wild_st);
     lt_commit(p);
 }
 
@@ -156,23 +154,24 @@ SEND(MPI_Ssend, PMPI_Ssend)
 SEND(MPI_Bsend, PMPI_Bsend)
 SEND(MPI_Rsend, PMPI_Rsend)
 
-#define ISEND(NAME, PNAME)                                                                     \
+#define ISEND(NAME, PNAME, PERSISTENT)                                                         \
     int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,   \
              MPI_Request *req)                                                                 \
     {                                                                                          \
         uint64_t t0 = lt_now();                                                                \
         int rc = PNAME(buf, count, dt, dest, tag, comm, req);                                 \
-        lt_log_isend(LT_NAME(#NAME), t0, buf, count, dt, dest, tag, comm, req, *req);         \
+        lt_log_isend(LT_NAME(#NAME), t0, buf, count, dt, dest, tag, comm, req, *req,          \
+                     PERSISTENT);                                                              \
         return rc;                                                                             \
     }
-ISEND(MPI_Isend, PMPI_Isend)
-ISEND(MPI_Issend, PMPI_Issend)
-ISEND(MPI_Ibsend, PMPI_Ibsend)
-ISEND(MPI_Irsend, PMPI_Irsend)
-ISEND(MPI_Send_init, PMPI_Send_init)
-ISEND(MPI_Ssend_init, PMPI_Ssend_init)
-ISEND(MPI_Bsend_init, PMPI_Bsend_init)
-ISEND(MPI_Rsend_init, PMPI_Rsend_init)
+ISEND(MPI_Isend, PMPI_Isend, 0)
+ISEND(MPI_Issend, PMPI_Issend, 0)
+ISEND(MPI_Ibsend, PMPI_Ibsend, 0)
+ISEND(MPI_Irsend, PMPI_Irsend, 0)
+ISEND(MPI_Send_init, PMPI_Send_init, 1)
+ISEND(MPI_Ssend_init, PMPI_Ssend_init, 1)
+ISEND(MPI_Bsend_init, PMPI_Bsend_init, 1)
+ISEND(MPI_Rsend_init, PMPI_Rsend_init, 1)
 
 /* status to pass to MPI: ours when the user ignores it but the trace needs it */
 #define WILD_STATUS(src, tag, status, tmp)                                                     \
