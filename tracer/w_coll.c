@@ -29,12 +29,12 @@ static char *list_if(char *p, const int *counts, int n, int used)
 }
 
 /* ... comm [request] : tend; a nonblocking collective registers its request */
-static void coll_end(char *p, MPI_Comm comm, MPI_Request *req)
+static void coll_end(char *p, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     p = lt_comm(p, comm);
-    if (req) {
-        p = lt_ptr(p, req);
-        lt_req_new(*req, req, 0, MPI_COMM_NULL, NULL);
+    if (reqaddr) {
+        p = lt_ptr(p, reqaddr);
+        lt_req_new(req, reqaddr, 0, MPI_COMM_NULL, NULL);
     }
     lt_commit(lt_end(p));
 }
@@ -44,26 +44,26 @@ static void coll_end(char *p, MPI_Comm comm, MPI_Request *req)
         return;                                                                                \
     char *p = lt_open_n(name, n, t0, 0)
 
-static void log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, MPI_Request *req)
+void lt_log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_bcast(const char *name, size_t n, uint64_t t0, const void *buf, int count,
-                      MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
+void lt_log_bcast(const char *name, size_t n, uint64_t t0, const void *buf, int count,
+                      MPI_Datatype dt, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, buf);
     p = lt_int(p, count);
     p = dtype_if(p, dt, root_role(comm, root) >= 0);
     p = lt_int(p, root);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
+void lt_log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
                        int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                       MPI_Request *req)
+                       const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -72,12 +72,12 @@ static void log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf
     p = dtype_if(p, dt, root_role(comm, root) >= 0);
     p = lt_op(p, op);
     p = lt_int(p, root);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
 /* Allreduce, Scan, Exscan, Reduce_scatter_block: sendbuf, recvbuf, count, type, op, comm */
-static void log_allreduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
-                          int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+void lt_log_allreduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
+                          int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -85,12 +85,12 @@ static void log_allreduce(const char *name, size_t n, uint64_t t0, const void *s
     p = lt_int(p, count);
     p = lt_dtype(p, dt);
     p = lt_op(p, op);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf,
+void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf,
                                void *rbuf, const int *rcounts, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, MPI_Request *req)
+                               MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -98,13 +98,13 @@ static void log_reduce_scatter(const char *name, size_t n, uint64_t t0, const vo
     p = list_if(p, rcounts, lt_comm_peers(comm), 1);
     p = lt_dtype(p, dt);
     p = lt_op(p, op);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
 /* Gather (scatter = 0) and Scatter (scatter = 1) */
-static void log_rooted(const char *name, size_t n, uint64_t t0, int scatter, const void *sbuf,
+void lt_log_rooted(const char *name, size_t n, uint64_t t0, int scatter, const void *sbuf,
                        int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                       int root, MPI_Comm comm, MPI_Request *req)
+                       int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root);
@@ -117,13 +117,13 @@ static void log_rooted(const char *name, size_t n, uint64_t t0, int scatter, con
     p = lt_int(p, rcount);
     p = dtype_if(p, rtype, recv_used);
     p = lt_int(p, root);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
 /* Allgather and Alltoall */
-static void log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
+void lt_log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
                     MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                    MPI_Request *req)
+                    const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -132,12 +132,12 @@ static void log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, i
     p = lt_ptr(p, rbuf);
     p = lt_int(p, rcount);
     p = lt_dtype(p, rtype);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
+void lt_log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+                        MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root), np = lt_comm_peers(comm);
@@ -149,13 +149,13 @@ static void log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbu
     p = list_if(p, displs, np, role == 1);
     p = dtype_if(p, rtype, role == 1);
     p = lt_int(p, root);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf,
+void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf,
                          const int *scounts, const int *displs, MPI_Datatype stype, void *rbuf,
                          int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                         MPI_Request *req)
+                         const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root), np = lt_comm_peers(comm);
@@ -167,12 +167,12 @@ static void log_scatterv(const char *name, size_t n, uint64_t t0, const void *sb
     p = lt_int(p, rcount);
     p = dtype_if(p, rtype, role == 0 || (role == 1 && rbuf != MPI_IN_PLACE));
     p = lt_int(p, root);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_allgatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
+void lt_log_allgatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
                            MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+                           MPI_Datatype rtype, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm);
@@ -183,13 +183,13 @@ static void log_allgatherv(const char *name, size_t n, uint64_t t0, const void *
     p = list_if(p, rcounts, np, 1);
     p = list_if(p, displs, np, 1);
     p = lt_dtype(p, rtype);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
-static void log_alltoallv(const char *name, size_t n, uint64_t t0, const void *sbuf,
+void lt_log_alltoallv(const char *name, size_t n, uint64_t t0, const void *sbuf,
                           const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
                           const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                          MPI_Comm comm, MPI_Request *req)
+                          MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm), in_place = sbuf == MPI_IN_PLACE;
@@ -201,7 +201,7 @@ static void log_alltoallv(const char *name, size_t n, uint64_t t0, const void *s
     p = list_if(p, rcounts, np, 1);
     p = list_if(p, rdispls, np, 1);
     p = lt_dtype(p, rtype);
-    coll_end(p, comm, req);
+    coll_end(p, comm, reqaddr, req);
 }
 
 /* "#@ typesizes send=<s0,...> recv=<r0,...>": the per-peer type sizes of Alltoallw */
@@ -218,10 +218,10 @@ static char *type_sizes(char *p, const MPI_Datatype *types, int np, int used)
     return p;
 }
 
-static void log_alltoallw(const char *name, size_t n, uint64_t t0, const void *sbuf,
+void lt_log_alltoallw(const char *name, size_t n, uint64_t t0, const void *sbuf,
                           const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
                           void *rbuf, const int *rcounts, const int *rdispls,
-                          const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req)
+                          const MPI_Datatype *rtypes, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm), in_place = sbuf == MPI_IN_PLACE;
@@ -234,9 +234,9 @@ static void log_alltoallw(const char *name, size_t n, uint64_t t0, const void *s
     p = list_if(p, rdispls, np, 1);
     p = lt_ptr(p, rtypes);
     p = lt_comm(p, comm);
-    if (req) {
-        p = lt_ptr(p, req);
-        lt_req_new(*req, req, 0, MPI_COMM_NULL, NULL);
+    if (reqaddr) {
+        p = lt_ptr(p, reqaddr);
+        lt_req_new(req, reqaddr, 0, MPI_COMM_NULL, NULL);
     }
     p = lt_end(p);
     p = lt_ensure(p, 2 * LT_LIST_BYTES(np) + 32);
@@ -256,14 +256,14 @@ int MPI_Barrier(MPI_Comm comm)
 {
     T0;
     int rc = PMPI_Barrier(comm);
-    log_barrier(NM("MPI_Barrier"), t0, comm, NULL);
+    lt_log_barrier(NM("MPI_Barrier"), t0, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
     T0;
     int rc = PMPI_Ibarrier(comm, req);
-    log_barrier(NM("MPI_Ibarrier"), t0, comm, req);
+    lt_log_barrier(NM("MPI_Ibarrier"), t0, comm, req, *req);
     return rc;
 }
 
@@ -271,14 +271,14 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     T0;
     int rc = PMPI_Bcast(buf, count, dt, root, comm);
-    log_bcast(NM("MPI_Bcast"), t0, buf, count, dt, root, comm, NULL);
+    lt_log_bcast(NM("MPI_Bcast"), t0, buf, count, dt, root, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
 {
     T0;
     int rc = PMPI_Ibcast(buf, count, dt, root, comm, req);
-    log_bcast(NM("MPI_Ibcast"), t0, buf, count, dt, root, comm, req);
+    lt_log_bcast(NM("MPI_Ibcast"), t0, buf, count, dt, root, comm, req, *req);
     return rc;
 }
 
@@ -287,7 +287,7 @@ int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, in
 {
     T0;
     int rc = PMPI_Reduce(s, r, count, dt, op, root, comm);
-    log_reduce(NM("MPI_Reduce"), t0, s, r, count, dt, op, root, comm, NULL);
+    lt_log_reduce(NM("MPI_Reduce"), t0, s, r, count, dt, op, root, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, int root,
@@ -295,7 +295,7 @@ int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, i
 {
     T0;
     int rc = PMPI_Ireduce(s, r, count, dt, op, root, comm, req);
-    log_reduce(NM("MPI_Ireduce"), t0, s, r, count, dt, op, root, comm, req);
+    lt_log_reduce(NM("MPI_Ireduce"), t0, s, r, count, dt, op, root, comm, req, *req);
     return rc;
 }
 
@@ -304,7 +304,7 @@ int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, i
     {                                                                                           \
         T0;                                                                                     \
         int rc = PNAME(s, r, count, dt, op, comm);                                              \
-        log_allreduce(NM(#NAME), t0, s, r, count, dt, op, comm, NULL);                          \
+        lt_log_allreduce(NM(#NAME), t0, s, r, count, dt, op, comm, NULL, MPI_REQUEST_NULL);                          \
         return rc;                                                                              \
     }                                                                                           \
     int INAME(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,    \
@@ -312,7 +312,7 @@ int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, i
     {                                                                                           \
         T0;                                                                                     \
         int rc = PINAME(s, r, count, dt, op, comm, req);                                        \
-        log_allreduce(NM(#INAME), t0, s, r, count, dt, op, comm, req);                          \
+        lt_log_allreduce(NM(#INAME), t0, s, r, count, dt, op, comm, req, *req);                          \
         return rc;                                                                              \
     }
 ALLRED(MPI_Allreduce, PMPI_Allreduce, MPI_Iallreduce, PMPI_Iallreduce)
@@ -326,7 +326,7 @@ int MPI_Reduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatype
 {
     T0;
     int rc = PMPI_Reduce_scatter(s, r, rcounts, dt, op, comm);
-    log_reduce_scatter(NM("MPI_Reduce_scatter"), t0, s, r, rcounts, dt, op, comm, NULL);
+    lt_log_reduce_scatter(NM("MPI_Reduce_scatter"), t0, s, r, rcounts, dt, op, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatype dt, MPI_Op op,
@@ -334,7 +334,7 @@ int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatyp
 {
     T0;
     int rc = PMPI_Ireduce_scatter(s, r, rcounts, dt, op, comm, req);
-    log_reduce_scatter(NM("MPI_Ireduce_scatter"), t0, s, r, rcounts, dt, op, comm, req);
+    lt_log_reduce_scatter(NM("MPI_Ireduce_scatter"), t0, s, r, rcounts, dt, op, comm, req, *req);
     return rc;
 }
 
@@ -344,7 +344,7 @@ int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatyp
     {                                                                                           \
         T0;                                                                                     \
         int rc = PNAME(s, sc, st, r, rc_, rt, root, comm);                                      \
-        log_rooted(NM(#NAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, NULL);            \
+        lt_log_rooted(NM(#NAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, NULL, MPI_REQUEST_NULL);            \
         return rc;                                                                              \
     }                                                                                           \
     int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,       \
@@ -352,7 +352,7 @@ int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatyp
     {                                                                                           \
         T0;                                                                                     \
         int rc = PINAME(s, sc, st, r, rc_, rt, root, comm, req);                                \
-        log_rooted(NM(#INAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, req);           \
+        lt_log_rooted(NM(#INAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, req, *req);           \
         return rc;                                                                              \
     }
 ROOTED(MPI_Gather, PMPI_Gather, MPI_Igather, PMPI_Igather, 0)
@@ -364,7 +364,7 @@ ROOTED(MPI_Scatter, PMPI_Scatter, MPI_Iscatter, PMPI_Iscatter, 1)
     {                                                                                           \
         T0;                                                                                     \
         int rc = PNAME(s, sc, st, r, rc_, rt, comm);                                            \
-        log_all(NM(#NAME), t0, s, sc, st, r, rc_, rt, comm, NULL);                              \
+        lt_log_all(NM(#NAME), t0, s, sc, st, r, rc_, rt, comm, NULL, MPI_REQUEST_NULL);                              \
         return rc;                                                                              \
     }                                                                                           \
     int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,       \
@@ -372,7 +372,7 @@ ROOTED(MPI_Scatter, PMPI_Scatter, MPI_Iscatter, PMPI_Iscatter, 1)
     {                                                                                           \
         T0;                                                                                     \
         int rc = PINAME(s, sc, st, r, rc_, rt, comm, req);                                      \
-        log_all(NM(#INAME), t0, s, sc, st, r, rc_, rt, comm, req);                              \
+        lt_log_all(NM(#INAME), t0, s, sc, st, r, rc_, rt, comm, req, *req);                              \
         return rc;                                                                              \
     }
 ALL(MPI_Allgather, PMPI_Allgather, MPI_Iallgather, PMPI_Iallgather)
@@ -383,7 +383,7 @@ int MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[]
 {
     T0;
     int rc = PMPI_Gatherv(s, sc, st, r, rcs, displs, rt, root, comm);
-    log_gatherv(NM("MPI_Gatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, NULL);
+    lt_log_gatherv(NM("MPI_Gatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Igatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[],
@@ -391,7 +391,7 @@ int MPI_Igatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[
 {
     T0;
     int rc = PMPI_Igatherv(s, sc, st, r, rcs, displs, rt, root, comm, req);
-    log_gatherv(NM("MPI_Igatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, req);
+    lt_log_gatherv(NM("MPI_Igatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, req, *req);
     return rc;
 }
 
@@ -400,7 +400,7 @@ int MPI_Scatterv(const void *s, const int scs[], const int displs[], MPI_Datatyp
 {
     T0;
     int rc = PMPI_Scatterv(s, scs, displs, st, r, rcount, rt, root, comm);
-    log_scatterv(NM("MPI_Scatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, NULL);
+    lt_log_scatterv(NM("MPI_Scatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Iscatterv(const void *s, const int scs[], const int displs[], MPI_Datatype st, void *r,
@@ -408,7 +408,7 @@ int MPI_Iscatterv(const void *s, const int scs[], const int displs[], MPI_Dataty
 {
     T0;
     int rc = PMPI_Iscatterv(s, scs, displs, st, r, rcount, rt, root, comm, req);
-    log_scatterv(NM("MPI_Iscatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, req);
+    lt_log_scatterv(NM("MPI_Iscatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, req, *req);
     return rc;
 }
 
@@ -417,7 +417,7 @@ int MPI_Allgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc
 {
     T0;
     int rc = PMPI_Allgatherv(s, sc, st, r, rcs, displs, rt, comm);
-    log_allgatherv(NM("MPI_Allgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, NULL);
+    lt_log_allgatherv(NM("MPI_Allgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[],
@@ -425,7 +425,7 @@ int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int r
 {
     T0;
     int rc = PMPI_Iallgatherv(s, sc, st, r, rcs, displs, rt, comm, req);
-    log_allgatherv(NM("MPI_Iallgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, req);
+    lt_log_allgatherv(NM("MPI_Iallgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, req, *req);
     return rc;
 }
 
@@ -434,7 +434,7 @@ int MPI_Alltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype 
 {
     T0;
     int rc = PMPI_Alltoallv(s, scs, sds, st, r, rcs, rds, rt, comm);
-    log_alltoallv(NM("MPI_Alltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, NULL);
+    lt_log_alltoallv(NM("MPI_Alltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ialltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype st, void *r,
@@ -443,7 +443,7 @@ int MPI_Ialltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype
 {
     T0;
     int rc = PMPI_Ialltoallv(s, scs, sds, st, r, rcs, rds, rt, comm, req);
-    log_alltoallv(NM("MPI_Ialltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, req);
+    lt_log_alltoallv(NM("MPI_Ialltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, req, *req);
     return rc;
 }
 
@@ -453,7 +453,7 @@ int MPI_Alltoallw(const void *s, const int scs[], const int sds[], const MPI_Dat
 {
     T0;
     int rc = PMPI_Alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm);
-    log_alltoallw(NM("MPI_Alltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, NULL);
+    lt_log_alltoallw(NM("MPI_Alltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, NULL, MPI_REQUEST_NULL);
     return rc;
 }
 int MPI_Ialltoallw(const void *s, const int scs[], const int sds[], const MPI_Datatype sts[],
@@ -462,7 +462,7 @@ int MPI_Ialltoallw(const void *s, const int scs[], const int sds[], const MPI_Da
 {
     T0;
     int rc = PMPI_Ialltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, req);
-    log_alltoallw(NM("MPI_Ialltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, req);
+    lt_log_alltoallw(NM("MPI_Ialltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, req, *req);
     return rc;
 }
 

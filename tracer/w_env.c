@@ -1,80 +1,86 @@
 /* Environment management: initialisation, finalisation, abort, clocks, queries. */
-#include "lt.h"
+#include "lt_log.h"
 
 #include <stdarg.h>
 
-/* MPI_Init/MPI_Init_thread cannot take a start time before the file exists: "-". */
-static char *init_open(const char *name, size_t n)
+/* MPI_Init/MPI_Init_thread: the trace starts after the real initialisation, so the start
+ * time is "-"; thread != 0 writes the MPI_Init_thread fields. */
+void lt_log_init(int thread, const void *argc, const void *argv, int required,
+                 const void *provided_addr, int provided)
 {
+    lt_start(thread && provided == MPI_THREAD_MULTIPLE);
+    if (!lt_active())
+        return;
     lt_lock();
-    if (lt.cap - lt.used < n + LT_SLACK)
-        lt_reserve_locked(n + LT_SLACK);
-    char *p = lt_str(lt.buf + lt.used, name, n);
-    return LT_LIT(p, ":-");
+    if (lt.cap - lt.used < LT_SLACK)
+        lt_reserve_locked(LT_SLACK);
+    char *p = lt.buf + lt.used;
+    p = thread ? LT_LIT(p, "MPI_Init_thread:-") : LT_LIT(p, "MPI_Init:-");
+    p = lt_ptr(p, argc);
+    p = lt_ptr(p, argv);
+    if (thread) {
+        p = lt_int(p, required);
+        p = lt_ptr(p, provided_addr);
+    }
+    p = lt_end(p);
+    if (thread) {
+        p = LT_EXT(p, "thread provided=");
+        p = lt_i64(p, provided);
+        *p++ = '\n';
+    }
+    lt_commit(p);
+}
+
+/* The record is complete before the real finalisation: "MPI_Finalize:<tstart>:-". */
+void lt_log_finalize(uint64_t t0)
+{
+    if (!lt_active())
+        return;
+    char *p = lt_open("MPI_Finalize", t0, 0);
+    p = LT_LIT(p, ":-\n");
+    lt_commit(p);
+    lt_finish("finalize");
+}
+
+/* MPI_Abort does not return: its end time is when the record is written. */
+void lt_log_abort(uint64_t t0, MPI_Comm comm, int errorcode)
+{
+    if (!lt_active())
+        return;
+    char *p = lt_open("MPI_Abort", t0, 0);
+    p = lt_comm(p, comm);
+    p = lt_int(p, errorcode);
+    lt_commit(lt_end(p));
+    char reason[40] = "abort ";
+    *lt_i64(reason + 6, errorcode) = 0;
+    lt_finish(reason);
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    lt_start(0);
-    if (lt_active()) {
-        char *p = init_open("MPI_Init", 8);
-        p = lt_ptr(p, argc);
-        p = lt_ptr(p, argv);
-        lt_commit(lt_end(p));
-    }
+    if (rc == MPI_SUCCESS)
+        lt_log_init(0, argc, argv, 0, NULL, 0);
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    lt_start(*provided == MPI_THREAD_MULTIPLE);
-    if (lt_active()) {
-        char *p = init_open("MPI_Init_thread", 15);
-        p = lt_ptr(p, argc);
-        p = lt_ptr(p, argv);
-        p = lt_int(p, required);
-        p = lt_ptr(p, provided);
-        p = lt_end(p);
-        p = LT_EXT(p, "thread provided=");
-        p = lt_i64(p, *provided);
-        *p++ = '\n';
-        lt_commit(p);
-    }
+    if (rc == MPI_SUCCESS)
+        lt_log_init(1, argc, argv, required, provided, *provided);
     return rc;
 }
 
-/* The record is complete before the real finalisation: "MPI_Finalize:<tstart>:-". */
 int MPI_Finalize(void)
 {
-    uint64_t t0 = lt_now();
-    if (lt_active()) {
-        char *p = lt_open("MPI_Finalize", t0, 0);
-        p = LT_LIT(p, ":-\n");
-        lt_commit(p);
-        lt_finish("finalize");
-    }
+    lt_log_finalize(lt_now());
     return PMPI_Finalize();
 }
 
-/* MPI_Abort does not return: its end time is when the record is written. */
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    uint64_t t0 = lt_now();
-    if (lt_active()) {
-        char *p = lt_open("MPI_Abort", t0, 0);
-        p = lt_comm(p, comm);
-        p = lt_int(p, errorcode);
-        lt_commit(lt_end(p));
-        char reason[40] = "abort ";
-        *lt_i64(reason + 6, errorcode) = 0;
-        lt_finish(reason);
-    }
+    lt_log_abort(lt_now(), comm, errorcode);
     return PMPI_Abort(comm, errorcode);
 }
 

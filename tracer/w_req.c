@@ -11,18 +11,26 @@
 
 /* Resolve the n requests in reqs[] (slots: where each lives; Fortran passes its own). */
 void lt_comp_begin(struct lt_completion *c, const MPI_Request *reqs, const void *const *slots,
-                   int n, MPI_Status *user_st, int many)
+                   int n)
 {
     c->n = n;
     c->wild = 0;
+    c->st = NULL;
     c->rs = n <= SMALL ? c->small : malloc(sizeof(*c->rs) * (size_t)n);
     for (int i = 0; i < n; i++) {
         c->rs[i] = lt_req_claim(reqs[i], slots ? slots[i] : &reqs[i]);
         c->wild |= lt_req_wild(c->rs[i]);
     }
+}
+
+/* The statuses to hand to MPI: the user's, or ours when the user ignores them but a
+ * wildcard receive may complete. */
+static MPI_Status *comp_statuses(struct lt_completion *c, MPI_Status *user_st, int many)
+{
     c->st = user_st;
     if (c->wild && user_st == (many ? MPI_STATUSES_IGNORE : MPI_STATUS_IGNORE))
-        c->st = !many ? c->sts : n <= SMALL ? c->sts : malloc(sizeof(MPI_Status) * (size_t)n);
+        c->st = !many || c->n <= SMALL ? c->sts : malloc(sizeof(MPI_Status) * (size_t)c->n);
+    return c->st;
 }
 
 /* Lines for the completed requests (idx[k] for k < ndone, or the first ndone inputs when idx
@@ -58,7 +66,8 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     if (!lt_active())
         return PMPI_Wait(req, status);
     struct lt_completion c;
-    lt_comp_begin(&c, req, NULL, 1, status, 0);
+    lt_comp_begin(&c, req, NULL, 1);
+    comp_statuses(&c, status, 0);
     int rc = PMPI_Wait(req, c.st);
     char *p = lt_open("MPI_Wait", t0, 0);
     p = lt_ptr(p, req);
@@ -74,7 +83,8 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     if (!lt_active())
         return PMPI_Waitall(count, reqs, statuses);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, count, statuses, 1);
+    lt_comp_begin(&c, reqs, NULL, count);
+    comp_statuses(&c, statuses, 1);
     int rc = PMPI_Waitall(count, reqs, c.st);
     char *p = lt_open("MPI_Waitall", t0, 0);
     p = lt_int(p, count);
@@ -91,7 +101,8 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     if (!lt_active())
         return PMPI_Waitany(count, reqs, index, status);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, count, status, 0);
+    lt_comp_begin(&c, reqs, NULL, count);
+    comp_statuses(&c, status, 0);
     int rc = PMPI_Waitany(count, reqs, index, c.st);
     char *p = lt_open("MPI_Waitany", t0, 0);
     p = lt_int(p, count);
@@ -111,7 +122,8 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (!lt_active())
         return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, incount, statuses, 1);
+    lt_comp_begin(&c, reqs, NULL, incount);
+    comp_statuses(&c, statuses, 1);
     int rc = PMPI_Waitsome(incount, reqs, outcount, indices, c.st);
     char *p = lt_open("MPI_Waitsome", t0, 0);
     p = lt_int(p, incount);
@@ -131,7 +143,8 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     if (!lt_active())
         return PMPI_Test(req, flag, status);
     struct lt_completion c;
-    lt_comp_begin(&c, req, NULL, 1, status, 0);
+    lt_comp_begin(&c, req, NULL, 1);
+    comp_statuses(&c, status, 0);
     int rc = PMPI_Test(req, flag, c.st);
     char *p = lt_open("MPI_Test", t0, 0);
     p = lt_ptr(p, req);
@@ -148,7 +161,8 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
     if (!lt_active())
         return PMPI_Testall(count, reqs, flag, statuses);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, count, statuses, 1);
+    lt_comp_begin(&c, reqs, NULL, count);
+    comp_statuses(&c, statuses, 1);
     int rc = PMPI_Testall(count, reqs, flag, c.st);
     char *p = lt_open("MPI_Testall", t0, 0);
     p = lt_int(p, count);
@@ -166,7 +180,8 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     if (!lt_active())
         return PMPI_Testany(count, reqs, index, flag, status);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, count, status, 0);
+    lt_comp_begin(&c, reqs, NULL, count);
+    comp_statuses(&c, status, 0);
     int rc = PMPI_Testany(count, reqs, index, flag, c.st);
     char *p = lt_open("MPI_Testany", t0, 0);
     p = lt_int(p, count);
@@ -187,7 +202,8 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (!lt_active())
         return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, incount, statuses, 1);
+    lt_comp_begin(&c, reqs, NULL, incount);
+    comp_statuses(&c, statuses, 1);
     int rc = PMPI_Testsome(incount, reqs, outcount, indices, c.st);
     char *p = lt_open("MPI_Testsome", t0, 0);
     p = lt_int(p, incount);
