@@ -9,6 +9,7 @@ pub mod error;
 pub mod gen;
 pub mod goal;
 pub mod graph;
+pub mod lp;
 pub mod model;
 
 pub use error::{Error, Result};

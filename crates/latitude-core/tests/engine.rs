@@ -50,7 +50,8 @@ fn worked_example_path_breakdown() {
     assert_eq!(total.c, 2000); // c0 + c3
     assert_eq!(total.a[p::L], 1);
     assert_eq!(total.a[p::G_BYTE], 3);
-    assert_eq!(pr.path_messages(&g), 1);
+    assert_eq!(pr.summary(&g).messages, 1);
+    assert_eq!(pr.summary(&g).rank_messages, vec![0, 1]);
     assert_eq!(total.eval(&pr.point), pr.t);
 }
 

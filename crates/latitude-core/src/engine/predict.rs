@@ -10,9 +10,10 @@
 //! The critical path follows, at every max, the candidate with the larger right slope in L.
 
 use super::plan::Plan;
-use super::walk::{walk, Domain, NO_TERM, VIA_PARTNER};
-use crate::graph::{Dep, ExecGraph, Kind, NONE};
-use crate::model::{cost, p, Affine, Point, Protocol, NPARAM};
+use super::path::{backtrack, summarize, PathSummary, Step};
+use super::walk::{walk, Domain, NO_TERM};
+use crate::graph::{ExecGraph, NONE};
+use crate::model::{p, Affine, Point, NPARAM};
 
 /// A time with the extreme slopes of the paths attaining it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,31 +87,6 @@ impl Domain for Full {
     }
 }
 
-/// What a step of the critical path is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StepKind {
-    Calc,
-    SendOverhead,
-    RecvOverhead,
-    /// Eager (or LogGOPSim-rendezvous) message: sender's o, L and bandwidth.
-    Message,
-    /// Rendezvous request-to-send: sender's o and L.
-    Rts,
-    /// Handshake after the match: read request, data and (for the sender) FIN.
-    HandshakeRecv,
-    HandshakeSend,
-    /// NIC busy with the previous send (g + bytes·G).
-    NicGap,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Step {
-    /// The op the cost belongs to (for message steps: the send).
-    pub vertex: u32,
-    pub kind: StepKind,
-    pub cost: Affine,
-}
-
 /// The result of one prediction.
 #[derive(Clone, Debug)]
 pub struct Prediction {
@@ -134,17 +110,9 @@ impl Prediction {
     pub fn path_total(&self) -> Affine {
         self.path.iter().fold(Affine::ZERO, |acc, s| acc.plus(&s.cost))
     }
-    /// Messages whose network time is on the critical path.
-    pub fn path_messages(&self, g: &ExecGraph) -> u64 {
-        let mut sends: Vec<u32> = self
-            .path
-            .iter()
-            .filter(|s| s.cost.a[p::L] > 0)
-            .map(|s| if g.kind(s.vertex) == Kind::Recv { g.partner(s.vertex) } else { s.vertex })
-            .collect();
-        sends.sort_unstable();
-        sends.dedup();
-        sends.len() as u64
+    /// Breakdown of the critical path at this point.
+    pub fn summary(&self, g: &ExecGraph) -> PathSummary {
+        summarize(g, &self.path, &self.point)
     }
 }
 
@@ -158,70 +126,3 @@ pub fn predict(g: &ExecGraph, plan: &Plan, pt: &Point) -> Prediction {
     Prediction { point: *pt, t: best.t, right: best.hi, left: best.lo, path, last: dom.best_v }
 }
 
-/// Follow the winner records back from E(last) to a start at time 0.
-fn backtrack(g: &ExecGraph, plan: &Plan, rec: &[u32], last: u32) -> Vec<Step> {
-    let model = &plan.model;
-    let mut steps = Vec::new();
-    let mut push = |vertex: u32, kind: StepKind, cost: Affine| steps.push(Step { vertex, kind, cost });
-    let (mut v, mut at_end) = (last as usize, true);
-    loop {
-        let r = rec[v];
-        if at_end {
-            let via = r & VIA_PARTNER != 0;
-            let u = g.partner[v] as usize; // partner (if any)
-            match g.kind[v] {
-                Kind::Calc => push(v as u32, StepKind::Calc, Affine::constant(g.val[v])),
-                Kind::Send if model.is_eager(g.val[v]) => push(v as u32, StepKind::SendOverhead, cost::send_overhead(g.val[v])),
-                Kind::Send => {
-                    let size = g.val[v];
-                    if model.protocol == Protocol::Handshake {
-                        push(v as u32, StepKind::HandshakeSend, cost::handshake_send(size));
-                    }
-                    if via {
-                        v = u; // h (or the match) came from the receiver's post
-                        at_end = false;
-                        continue;
-                    }
-                    push(v as u32, StepKind::Rts, cost::rts());
-                }
-                Kind::Recv => {
-                    let size = g.val[u];
-                    match (model.is_eager(size), model.protocol) {
-                        (true, _) => push(v as u32, StepKind::RecvOverhead, cost::recv_overhead(size)),
-                        (false, Protocol::Handshake) => push(v as u32, StepKind::HandshakeRecv, cost::handshake_recv(size)),
-                        (false, Protocol::LogGopSim) => push(v as u32, StepKind::RecvOverhead, cost::loggopsim_recv()),
-                    }
-                    if via {
-                        let handshake = !model.is_eager(size) && model.protocol == Protocol::Handshake;
-                        if handshake {
-                            push(u as u32, StepKind::Rts, cost::rts());
-                        } else {
-                            push(u as u32, StepKind::Message, cost::arrival(size));
-                        }
-                        v = u;
-                        at_end = false;
-                        continue;
-                    }
-                }
-            }
-            at_end = false;
-            continue;
-        }
-        let w = r & !VIA_PARTNER;
-        if w == NO_TERM {
-            break;
-        }
-        let preds = g.preds_raw(v as u32);
-        if (w as usize) < preds.len() {
-            let (p, dep) = g.preds(v as u32).nth(w as usize).unwrap();
-            v = p as usize;
-            at_end = dep == Dep::Requires;
-        } else {
-            let prev = plan.gap_prev(v) as usize;
-            push(prev as u32, StepKind::NicGap, cost::nic_gap(g.val[prev]));
-            v = prev;
-        }
-    }
-    steps.reverse();
-    steps
-}

@@ -19,6 +19,22 @@ pub trait Domain {
     fn max(&mut self, cands: &[Self::Val]) -> (Self::Val, usize);
     /// E(v) is final (called once per vertex).
     fn end(&mut self, v: u32, e: &Self::Val);
+    /// The next `max` computes quantity `q` of op `v` (the LP names its variables by it).
+    fn note(&mut self, _v: u32, _q: Quantity) {}
+}
+
+/// Which time a max computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Quantity {
+    /// S(v), when all its dependencies are satisfied.
+    Start = 0,
+    /// E(v).
+    End = 1,
+    /// h: rendezvous match time of the pair whose recv is v.
+    Match = 2,
+    /// T, the runtime.
+    Runtime = 3,
 }
 
 /// Winner record per vertex (for critical-path backtracking): low 31 bits = index of the
@@ -52,6 +68,7 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         let (s, mut win) = if cands.is_empty() {
             (zero, NO_TERM)
         } else {
+            dom.note(v as u32, Quantity::Start);
             let (s, w) = dom.max(&cands);
             (s, w as u32)
         };
@@ -75,13 +92,14 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
                 let size = g.val[u];
                 if model.is_eager(size) {
                     let arrival = dom.add(&s_u, &cost::arrival(size));
+                    dom.note(v as u32, Quantity::End);
                     let (m, w) = dom.max(&[s, arrival]);
                     if w == 1 {
                         win |= VIA_PARTNER;
                     }
                     dom.add(&m, &cost::recv_overhead(size))
                 } else {
-                    let (e_v, e_u, v_via, u_via) = rendezvous(dom, model.protocol, s, s_u, size);
+                    let (e_v, e_u, v_via, u_via) = rendezvous(dom, model.protocol, v as u32, s, s_u, size);
                     store[su][E] = e_u;
                     dom.end(u as u32, &e_u);
                     if let Some(rec) = record.as_deref_mut() {
@@ -109,11 +127,12 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
 
 /// Ends of a rendezvous pair: (E(recv), E(send), recv came via send side, send came via
 /// recv side).
-fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, s_v: D::Val, s_u: D::Val, size: u64) -> (D::Val, D::Val, bool, bool) {
+fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, v: u32, s_v: D::Val, s_u: D::Val, size: u64) -> (D::Val, D::Val, bool, bool) {
     let rts = dom.add(&s_u, &cost::rts());
     match protocol {
         Protocol::Handshake => {
             // h = max(S(u) + o + L, S(v)); index 0 = sender side, 1 = receiver side.
+            dom.note(v, Quantity::Match);
             let (h, w) = dom.max(&[rts, s_v]);
             let e_v = dom.add(&h, &cost::handshake_recv(size));
             let e_u = dom.add(&h, &cost::handshake_send(size));
@@ -121,8 +140,10 @@ fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, s_v: D::Val, s_u: D::V
         }
         Protocol::LogGopSim => {
             let arrival = dom.add(&s_u, &cost::arrival(size));
+            dom.note(v, Quantity::End);
             let (m, wv) = dom.max(&[s_v, arrival]);
             let e_v = dom.add(&m, &cost::loggopsim_recv());
+            dom.note(v - 1, Quantity::End); // the send, stored just before its recv
             let (e_u, wu) = dom.max(&[rts, s_v]);
             (e_v, e_u, wv == 1, wu == 1)
         }
