@@ -1,0 +1,164 @@
+//! An evaluation plan: the graph checked against a model (matched messages, rendezvous
+//! pairs adjacent, NIC chains in order) plus a compact value store layout.
+//!
+//! A forward pass only needs a vertex's S and E until its last reader, so each vertex gets
+//! a *slot* that is recycled after that reader: passes touch a store of `nslots` entries
+//! (the live frontier, typically a few per rank) instead of one per vertex, which keeps
+//! multi-point passes cache-resident on graphs of 10⁸ vertices.
+
+use crate::error::{Error, Result};
+use crate::graph::{order, ExecGraph, Kind, NONE};
+use crate::model::Model;
+
+pub struct Plan {
+    pub model: Model,
+    pub(crate) slot: Vec<u32>,
+    pub(crate) nslots: usize,
+    /// Previous send of the same rank and NIC in trace order (NIC serialization), or NONE.
+    pub(crate) gap_prev: Vec<u32>,
+}
+
+impl Plan {
+    /// Check `g` against `model`; re-order `g` if the model's rendezvous pairs need it.
+    pub fn prepare(g: &mut ExecGraph, model: Model) -> Result<Plan> {
+        check_matched(g)?;
+        if !rendezvous_adjacent(g, &model) {
+            let eager_limit = model.eager_limit;
+            let sizes = g.val.clone();
+            let kinds = g.kind.clone();
+            order::reorder_pairing(g, &|u| kinds[u] == Kind::Send && sizes[u] > eager_limit)
+                .map_err(|cycle| rendezvous_deadlock(g, &cycle, &model))?;
+        }
+        Plan::new(g, model)
+    }
+
+    /// Plan for a graph already in a suitable order (errors otherwise).
+    pub fn new(g: &ExecGraph, model: Model) -> Result<Plan> {
+        check_matched(g)?;
+        if !rendezvous_adjacent(g, &model) {
+            return Err(Error::new("graph order does not suit the rendezvous protocol; use Plan::prepare"));
+        }
+        let gap_prev = if model.nic_serialization { nic_chains(g)? } else { Vec::new() };
+        let (slot, nslots) = assign_slots(g, &gap_prev);
+        Ok(Plan { model, slot, nslots, gap_prev })
+    }
+
+    pub fn nslots(&self) -> usize {
+        self.nslots
+    }
+
+    pub(crate) fn gap_prev(&self, v: usize) -> u32 {
+        self.gap_prev.get(v).copied().unwrap_or(NONE)
+    }
+}
+
+fn check_matched(g: &ExecGraph) -> Result<()> {
+    if g.wildcards > 0 {
+        return Err(match &g.source {
+            Some(s) => Error::in_file(&s.path, format!(
+                "{} receives use ANY_SOURCE/ANY_TAG (-1): the engine and the LP need matched messages; `latitude simulate` matches them dynamically",
+                g.wildcards
+            )),
+            None => Error::new(format!("{} receives use ANY_SOURCE/ANY_TAG; the engine needs matched messages", g.wildcards)),
+        });
+    }
+    Ok(())
+}
+
+/// Every rendezvous pair (send, recv) is stored adjacently, send first.
+fn rendezvous_adjacent(g: &ExecGraph, model: &Model) -> bool {
+    (0..g.len()).all(|u| {
+        g.kind[u] != Kind::Send || model.is_eager(g.val[u]) || g.partner[u] as usize == u + 1
+    })
+}
+
+fn rendezvous_deadlock(g: &ExecGraph, cycle: &[u32], model: &Model) -> Error {
+    let names: Vec<String> = cycle.iter().take(8).map(|&v| g.describe(v)).collect();
+    let msg = format!(
+        "deadlock under the rendezvous protocol (messages over {} bytes wait for their receiver): {}{}",
+        model.eager_limit,
+        names.join(" -> "),
+        if cycle.len() > 8 { " -> ..." } else { "" }
+    );
+    match &g.source {
+        Some(s) => Error::at(&s.path, s.line[cycle[0] as usize] as u64, msg),
+        None => Error::new(msg),
+    }
+}
+
+/// Previous send on the same (rank, NIC) in trace order; the trace order must agree with
+/// the stored order (it does for traces and generated graphs).
+fn nic_chains(g: &ExecGraph) -> Result<Vec<u32>> {
+    let (off, ids) = g.by_rank();
+    let mut prev = vec![NONE; g.len()];
+    for r in 0..g.num_ranks as usize {
+        let mut last: Vec<u32> = Vec::new(); // per NIC
+        for &v in &ids[off[r]..off[r + 1]] {
+            if g.kind[v as usize] != Kind::Send {
+                continue;
+            }
+            let nic = g.nic(v) as usize;
+            if last.len() <= nic {
+                last.resize(nic + 1, NONE);
+            }
+            let p = last[nic];
+            if p != NONE && p > v {
+                return Err(Error::new(format!(
+                    "NIC serialization needs each rank's sends in trace order, but {} can start before {}",
+                    g.describe(v),
+                    g.describe(p)
+                )));
+            }
+            prev[v as usize] = p;
+            last[nic] = v;
+        }
+    }
+    Ok(prev)
+}
+
+/// Readers of each vertex's values at each position, in a pass: local predecessors, the NIC
+/// predecessor, and the message partner (a recv reads its send's start; a rendezvous recv
+/// also writes its send's end).
+pub(crate) fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: impl FnMut(usize)) {
+    for (p, _) in g.preds(v as u32) {
+        f(p as usize);
+    }
+    if let Some(&p) = gap_prev.get(v) {
+        if p != NONE {
+            f(p as usize);
+        }
+    }
+    if g.kind[v] == Kind::Recv && g.partner[v] != NONE {
+        f(g.partner[v] as usize);
+    }
+}
+
+/// Linear-scan slot allocation: a vertex's slot is freed after its last reader.
+fn assign_slots(g: &ExecGraph, gap_prev: &[u32]) -> (Vec<u32>, usize) {
+    const FREED: u32 = u32::MAX;
+    let n = g.len();
+    let mut last: Vec<u32> = (0..n as u32).collect();
+    for v in 0..n {
+        for_each_read(g, gap_prev, v, |x| last[x] = last[x].max(v as u32));
+    }
+    let mut slot = vec![0u32; n];
+    let mut free: Vec<u32> = Vec::new();
+    let mut nslots = 0u32;
+    for v in 0..n {
+        slot[v] = free.pop().unwrap_or_else(|| {
+            nslots += 1;
+            nslots - 1
+        });
+        for_each_read(g, gap_prev, v, |x| {
+            if last[x] == v as u32 {
+                last[x] = FREED;
+                free.push(slot[x]);
+            }
+        });
+        if last[v] == v as u32 {
+            last[v] = FREED;
+            free.push(slot[v]);
+        }
+    }
+    (slot, nslots as usize)
+}

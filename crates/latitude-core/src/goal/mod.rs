@@ -1,0 +1,8 @@
+//! GOAL text, LogGOPSim's schedule format (shared/reference/goal-format.md): a streaming
+//! reader and a Schedgen-style writer.
+
+mod reader;
+mod writer;
+
+pub use reader::{read_goal, read_goal_from, read_goal_progress};
+pub use writer::{write_goal, write_goal_to};

@@ -1,0 +1,294 @@
+//! Building an [`ExecGraph`]: parsers, trace converters and generators add operations rank
+//! by rank and local dependencies between them; `finish` matches messages, orders the graph
+//! topologically and validates it (one-line errors naming the operations involved).
+
+use super::{matching, order, Dep, ExecGraph, Kind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
+use crate::error::{Error, Result};
+
+/// One operation to add.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub kind: Kind,
+    /// calc: ns; send/recv: bytes.
+    pub val: u64,
+    /// send: destination; recv: source (`ANY` allowed); calc: ignored.
+    pub peer: u32,
+    pub tag: u32,
+    pub cpu: u8,
+    pub nic: u8,
+}
+
+impl Op {
+    pub fn calc(ns: u64) -> Op {
+        Op { kind: Kind::Calc, val: ns, peer: 0, tag: 0, cpu: 0, nic: 0 }
+    }
+    pub fn send(bytes: u64, dst: u32, tag: u32) -> Op {
+        Op { kind: Kind::Send, val: bytes, peer: dst, tag, cpu: 0, nic: 0 }
+    }
+    pub fn recv(bytes: u64, src: u32, tag: u32) -> Op {
+        Op { kind: Kind::Recv, val: bytes, peer: src, tag, cpu: 0, nic: 0 }
+    }
+    pub fn on_cpu(mut self, cpu: u8) -> Op {
+        self.cpu = cpu;
+        self
+    }
+    pub fn on_nic(mut self, nic: u8) -> Op {
+        self.nic = nic;
+        self
+    }
+}
+
+/// Accumulates operations and dependencies; ids are returned in insertion order and are
+/// only meaningful until `finish` (which renumbers vertices into topological order).
+#[derive(Default)]
+pub struct GraphBuilder {
+    num_ranks: u32,
+    kind: Vec<Kind>,
+    rank: Vec<u32>,
+    local: Vec<u32>,
+    val: Vec<u64>,
+    peer: Vec<u32>,
+    tag: Vec<u32>,
+    cpu: Vec<u8>,
+    nic: Vec<u8>,
+    any_cpu_nic: bool,
+    line: Vec<u32>,
+    path: Option<String>,
+    /// (dependent, prerequisite | IREQ)
+    deps: Vec<(u32, u32)>,
+    ops_in_rank: Vec<u32>,
+    wildcards: u64,
+}
+
+impl GraphBuilder {
+    pub fn new(num_ranks: u32) -> Self {
+        GraphBuilder { num_ranks, ops_in_rank: vec![0; num_ranks as usize], ..Default::default() }
+    }
+
+    /// Record source lines for every vertex (call before adding ops); errors then name
+    /// `path:line`.
+    pub fn with_source(mut self, path: &str) -> Self {
+        self.path = Some(path.to_string());
+        self
+    }
+
+    pub fn num_ranks(&self) -> u32 {
+        self.num_ranks
+    }
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+    /// Reserve room for `n` more vertices.
+    pub fn reserve(&mut self, n: usize) {
+        self.kind.reserve(n);
+        self.rank.reserve(n);
+        self.local.reserve(n);
+        self.val.reserve(n);
+        self.peer.reserve(n);
+        self.tag.reserve(n);
+    }
+
+    /// Add an op to `rank`; returns its id. `line` is its source line (0 if none).
+    pub fn add_at(&mut self, rank: u32, op: Op, line: u32) -> std::result::Result<u32, String> {
+        if rank >= self.num_ranks {
+            return Err(format!("rank {rank} out of range (the graph has {} ranks)", self.num_ranks));
+        }
+        if self.kind.len() >= MAX_VERTICES {
+            return Err(format!("more than {MAX_VERTICES} operations"));
+        }
+        match op.kind {
+            Kind::Send if op.peer >= self.num_ranks => {
+                return Err(format!("send to rank {} out of range (num_ranks {})", op.peer, self.num_ranks))
+            }
+            Kind::Recv if op.peer != ANY && op.peer >= self.num_ranks => {
+                return Err(format!("recv from rank {} out of range (num_ranks {})", op.peer, self.num_ranks))
+            }
+            Kind::Recv if op.peer == ANY || op.tag == ANY => self.wildcards += 1,
+            _ => {}
+        }
+        let id = self.kind.len() as u32;
+        self.kind.push(op.kind);
+        self.rank.push(rank);
+        self.local.push(self.ops_in_rank[rank as usize]);
+        self.ops_in_rank[rank as usize] += 1;
+        self.val.push(op.val);
+        self.peer.push(if op.kind == Kind::Calc { 0 } else { op.peer });
+        self.tag.push(if op.kind == Kind::Calc { 0 } else { op.tag });
+        if op.cpu != 0 || op.nic != 0 {
+            if !self.any_cpu_nic {
+                self.any_cpu_nic = true;
+                self.cpu.resize(id as usize, 0);
+                self.nic.resize(id as usize, 0);
+            }
+        }
+        if self.any_cpu_nic {
+            self.cpu.push(op.cpu);
+            self.nic.push(op.nic);
+        }
+        if self.path.is_some() {
+            self.line.push(line);
+        }
+        Ok(id)
+    }
+
+    /// Add an op (no source line).
+    pub fn add(&mut self, rank: u32, op: Op) -> std::result::Result<u32, String> {
+        self.add_at(rank, op, 0)
+    }
+
+    /// `a` depends on `b` (`a requires b` or `a irequires b`); both on the same rank.
+    pub fn dep(&mut self, a: u32, b: u32, dep: Dep) -> std::result::Result<(), String> {
+        let n = self.kind.len() as u32;
+        if a >= n || b >= n {
+            return Err(format!("dependency on unknown operation {}", a.max(b)));
+        }
+        if self.rank[a as usize] != self.rank[b as usize] {
+            return Err("dependencies must connect operations of the same rank".to_string());
+        }
+        let flag = if dep == Dep::Irequires { IREQ } else { 0 };
+        self.deps.push((a, b | flag));
+        Ok(())
+    }
+
+    pub fn requires(&mut self, a: u32, b: u32) -> std::result::Result<(), String> {
+        self.dep(a, b, Dep::Requires)
+    }
+
+    pub fn irequires(&mut self, a: u32, b: u32) -> std::result::Result<(), String> {
+        self.dep(a, b, Dep::Irequires)
+    }
+
+    /// Match messages, order topologically, validate. Consumes the builder.
+    pub fn finish(mut self) -> Result<ExecGraph> {
+        let n = self.kind.len();
+        let path = self.path.clone().unwrap_or_default();
+        let loc = |b: &GraphBuilder, v: u32| -> (String, u64) {
+            (path.clone(), b.line.get(v as usize).copied().unwrap_or(0) as u64)
+        };
+        let (pred_off, pred) = self.build_preds().map_err(|v| {
+            let (f, l) = loc(&self, v);
+            self.error_at(&f, l, "operation depends on itself (dependency cycle)".into())
+        })?;
+        let partner = if self.wildcards > 0 {
+            vec![NONE; n]
+        } else {
+            let m = matching::Messages { kind: &self.kind, rank: &self.rank, peer: &self.peer, tag: &self.tag, val: &self.val };
+            matching::match_messages(&m).map_err(|(v, msg)| {
+                let (f, l) = loc(&self, v);
+                self.error_at(&f, l, msg)
+            })?
+        };
+        let topo = order::Topo { num_ranks: self.num_ranks, kind: &self.kind, rank: &self.rank, local: &self.local, pred_off: &pred_off, pred: &pred, partner: &partner };
+        let (perm, kind) = order::order(&topo).map_err(|cycle| self.cycle_error(&cycle))?;
+        let mut g = ExecGraph {
+            num_ranks: self.num_ranks,
+            kind: std::mem::take(&mut self.kind),
+            rank: std::mem::take(&mut self.rank),
+            local: std::mem::take(&mut self.local),
+            val: std::mem::take(&mut self.val),
+            peer: std::mem::take(&mut self.peer),
+            tag: std::mem::take(&mut self.tag),
+            cpu: std::mem::take(&mut self.cpu),
+            nic: std::mem::take(&mut self.nic),
+            pred_off,
+            pred,
+            partner,
+            order: kind,
+            wildcards: self.wildcards,
+            source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line) }),
+        };
+        order::apply_permutation(&mut g, &perm);
+        Ok(g)
+    }
+
+    fn error_at(&self, file: &str, line: u64, msg: String) -> Error {
+        if file.is_empty() {
+            Error::new(msg)
+        } else if line == 0 {
+            Error::in_file(file, msg)
+        } else {
+            Error::at(file, line, msg)
+        }
+    }
+
+    /// CSR predecessor lists (duplicates removed; `requires` subsumes `irequires` on the
+    /// same pair). Err(v) if v depends on itself.
+    fn build_preds(&mut self) -> std::result::Result<(Vec<u32>, Vec<u32>), u32> {
+        let n = self.kind.len();
+        let mut off = vec![0u32; n + 1];
+        for &(a, _) in &self.deps {
+            off[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            off[i + 1] += off[i];
+        }
+        let mut fill = off.clone();
+        let mut pred = vec![0u32; self.deps.len()];
+        for &(a, b) in &self.deps {
+            if a == b & !IREQ {
+                return Err(a);
+            }
+            pred[fill[a as usize] as usize] = b;
+            fill[a as usize] += 1;
+        }
+        self.deps = Vec::new();
+        // Dedupe in place, compacting the CSR.
+        let mut w = 0usize;
+        let mut start = 0usize;
+        for v in 0..n {
+            let end = off[v + 1] as usize;
+            let list = &mut pred[start..end];
+            list.sort_unstable();
+            let mut kept = Vec::with_capacity(list.len());
+            for (i, &p) in list.iter().enumerate() {
+                if i > 0 && list[i - 1] == p {
+                    continue;
+                }
+                if p & IREQ != 0 && list.binary_search(&(p & !IREQ)).is_ok() {
+                    continue;
+                }
+                kept.push(p);
+            }
+            off[v] = w as u32;
+            for p in kept {
+                pred[w] = p;
+                w += 1;
+            }
+            start = end;
+        }
+        off[n] = w as u32;
+        pred.truncate(w);
+        pred.shrink_to_fit();
+        Ok((off, pred))
+    }
+
+    fn cycle_error(&self, cycle: &[u32]) -> Error {
+        let path = self.path.clone().unwrap_or_default();
+        let lines: Vec<u32> = cycle.iter().map(|&v| self.line.get(v as usize).copied().unwrap_or(0)).collect();
+        let labels = if path.is_empty() {
+            vec![None; cycle.len()]
+        } else {
+            SourceMap { path: path.clone(), line: Vec::new() }.labels(&lines)
+        };
+        let shown = 8.min(cycle.len());
+        let mut parts: Vec<String> = (0..shown)
+            .map(|i| {
+                let v = cycle[i] as usize;
+                let what = match &labels[i] {
+                    Some(l) => l.clone(),
+                    None => format!("{} #{}", self.kind[v].name(), self.local[v]),
+                };
+                format!("rank {} {}", self.rank[v], what)
+            })
+            .collect();
+        if cycle.len() > shown {
+            parts.push(format!("... ({} operations)", cycle.len()));
+        }
+        parts.push(parts[0].clone());
+        let msg = format!("dependency cycle (deadlock): {}", parts.join(" -> "));
+        self.error_at(&path, lines[0] as u64, msg)
+    }
+}

@@ -1,0 +1,84 @@
+//! Static message matching: the k-th send from a to b with tag t is received by the k-th
+//! recv on b from a with tag t, both counted in issue (source) order — MPI's
+//! non-overtaking rule. Graphs with wildcard receives are not matched here (only the
+//! simulator can match them, dynamically).
+
+use super::{Kind, NONE};
+
+pub(crate) struct Messages<'a> {
+    pub kind: &'a [Kind],
+    pub rank: &'a [u32],
+    pub peer: &'a [u32],
+    pub tag: &'a [u32],
+    pub val: &'a [u64],
+}
+
+/// Returns `partner` (send <-> recv), or the first unmatched op and a message.
+/// Ids must be in per-rank issue order (ids of one rank increase with their local index).
+pub(crate) fn match_messages(m: &Messages) -> Result<Vec<u32>, (u32, String)> {
+    let n = m.kind.len();
+    // Key: (src, dst, tag, id). Sorting ids by key keeps per-rank issue order.
+    let key = |v: u32| -> (u32, u32, u32, u32) {
+        let i = v as usize;
+        match m.kind[i] {
+            Kind::Send => (m.rank[i], m.peer[i], m.tag[i], v),
+            _ => (m.peer[i], m.rank[i], m.tag[i], v),
+        }
+    };
+    let mut sends: Vec<u32> = (0..n as u32).filter(|&v| m.kind[v as usize] == Kind::Send).collect();
+    let mut recvs: Vec<u32> = (0..n as u32).filter(|&v| m.kind[v as usize] == Kind::Recv).collect();
+    sends.sort_unstable_by_key(|&v| key(v));
+    recvs.sort_unstable_by_key(|&v| key(v));
+    let mut partner = vec![NONE; n];
+    let (mut i, mut j) = (0usize, 0usize);
+    let group = |v: u32| {
+        let k = key(v);
+        (k.0, k.1, k.2)
+    };
+    while i < sends.len() || j < recvs.len() {
+        let gs = sends.get(i).map(|&v| group(v));
+        let gr = recvs.get(j).map(|&v| group(v));
+        match (gs, gr) {
+            (Some(a), Some(b)) if a == b => {
+                partner[sends[i] as usize] = recvs[j];
+                partner[recvs[j] as usize] = sends[i];
+                i += 1;
+                j += 1;
+            }
+            (Some(a), b) if b.is_none() || a < b.unwrap() => {
+                return Err(unmatched(m, sends[i], &sends, &recvs));
+            }
+            _ => return Err(unmatched(m, recvs[j], &sends, &recvs)),
+        }
+    }
+    Ok(partner)
+}
+
+fn unmatched(m: &Messages, v: u32, sends: &[u32], recvs: &[u32]) -> (u32, String) {
+    let i = v as usize;
+    let (src, dst, tag) = match m.kind[i] {
+        Kind::Send => (m.rank[i], m.peer[i], m.tag[i]),
+        _ => (m.peer[i], m.rank[i], m.tag[i]),
+    };
+    let same = |u: &u32| {
+        let k = *u as usize;
+        let g = match m.kind[k] {
+            Kind::Send => (m.rank[k], m.peer[k], m.tag[k]),
+            _ => (m.peer[k], m.rank[k], m.tag[k]),
+        };
+        g == (src, dst, tag)
+    };
+    let ns = sends.iter().filter(|u| same(u)).count();
+    let nr = recvs.iter().filter(|u| same(u)).count();
+    let msg = match m.kind[i] {
+        Kind::Send => format!(
+            "unmatched send of {} bytes from rank {src} to rank {dst} tag {tag}: rank {src} sends {ns} such messages, rank {dst} posts {nr} matching recvs",
+            m.val[i]
+        ),
+        _ => format!(
+            "unmatched recv of {} bytes on rank {dst} from rank {src} tag {tag}: rank {dst} posts {nr} such recvs, rank {src} sends {ns} matching messages",
+            m.val[i]
+        ),
+    };
+    (v, msg)
+}

@@ -1,0 +1,16 @@
+//! Latitude core: execution graphs of MPI applications, the LogGPS cost model, the engine
+//! that prices a graph in one pass, and the LP that LLAMP builds from it.
+//!
+//! Pipeline (DESIGN §1): traces or job files → [`graph::ExecGraph`] → engine / LP /
+//! simulator → analyses. This crate does no printing; the Python front end reports.
+
+pub mod engine;
+pub mod error;
+pub mod gen;
+pub mod goal;
+pub mod graph;
+pub mod lp;
+pub mod model;
+
+pub use error::{Error, Result};
+pub use graph::{ExecGraph, GraphBuilder};

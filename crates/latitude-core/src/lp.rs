@@ -1,0 +1,158 @@
+//! The LLAMP linear program (paper, Algorithm 1), assembled as a sparse row-wise matrix.
+//!
+//! Walking the graph in topological order with the same rules as the engine
+//! (`engine::walk`), every time is an expression `x + c + Σ a_k θ_k` where x is at most one
+//! LP variable. A max of one term is that term (no variable: "only vertices with several
+//! predecessors get a variable"); a max of several terms gets a new variable y with one
+//! constraint `y ≥ term` per term. The parameters are variables too — column k is θ_k
+//! (`l`, `o`, `gap`, `g`, `O`: `g` is the per-byte gap G as in LLAMP) with lower bound =
+//! its value — and `t ≥ E(v)` for every op whose end no `requires` edge consumes.
+//! Minimising t pushes every variable to its lower bound, so the optimum equals the
+//! engine's T, and the reduced cost of column k is a subgradient of T in θ_k: the engine's
+//! λ_k wherever T is differentiable in θ_k, and at a breakpoint some subgradient in
+//! [λ_k(left), λ_k(right)] (which one depends on the optimal basis).
+//!
+//! Rows are `y − x − Σ a_k θ_k ≥ c` (c in ns); the matrix is row-wise CSR with 32-bit
+//! indices, ready for HiGHS' `passModel`.
+
+use crate::engine::walk::{walk, Domain, Quantity};
+use crate::engine::Plan;
+use crate::error::{Error, Result};
+use crate::graph::{Dep, ExecGraph, NONE};
+use crate::model::{Affine, Point, NPARAM};
+
+/// Column names of the parameter columns, in θ order (L, o, g, G, O).
+pub const PARAM_COLS: [&str; NPARAM] = ["l", "o", "gap", "g", "O"];
+
+
+/// A row-wise sparse LP: minimise `cost · x` s.t. `row_lower ≤ A x`, `col_lower ≤ x`.
+pub struct LpModel {
+    pub num_col: usize,
+    pub num_row: usize,
+    pub start: Vec<i32>,
+    pub index: Vec<i32>,
+    pub value: Vec<f64>,
+    pub row_lower: Vec<f64>,
+    pub col_lower: Vec<f64>,
+    pub col_cost: Vec<f64>,
+    /// For each y variable (column NPARAM + i): the vertex and what it stands for.
+    pub var_vertex: Vec<u32>,
+    pub var_kind: Vec<Quantity>,
+    /// Column of t (the runtime).
+    pub t_col: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Expr {
+    var: u32,
+    cost: Affine,
+}
+
+struct Builder {
+    m: LpModel,
+    /// Op and quantity the walk is computing (for variable names).
+    note: (u32, Quantity),
+    sink: Vec<bool>,
+    sinks: Vec<Expr>,
+    overflow: bool,
+}
+
+impl Builder {
+    fn new_var(&mut self, v: u32, kind: Quantity) -> u32 {
+        let col = self.m.num_col as u32;
+        self.m.num_col += 1;
+        self.m.col_lower.push(0.0);
+        self.m.col_cost.push(0.0);
+        self.m.var_vertex.push(v);
+        self.m.var_kind.push(kind);
+        col
+    }
+    /// Row `y − x − Σ a_k θ_k ≥ c`.
+    fn row_ge(&mut self, y: u32, x: &Expr) {
+        self.m.index.push(y as i32);
+        self.m.value.push(1.0);
+        if x.var != NONE {
+            self.m.index.push(x.var as i32);
+            self.m.value.push(-1.0);
+        }
+        for k in 0..NPARAM {
+            if x.cost.a[k] != 0 {
+                self.m.index.push(k as i32);
+                self.m.value.push(-(x.cost.a[k] as f64));
+            }
+        }
+        self.m.row_lower.push(x.cost.c as f64);
+        self.m.num_row += 1;
+        if self.m.index.len() >= i32::MAX as usize {
+            self.overflow = true;
+        }
+        self.m.start.push(self.m.index.len().min(i32::MAX as usize) as i32);
+    }
+}
+
+impl Domain for Builder {
+    type Val = Expr;
+    fn zero(&mut self) -> Expr {
+        Expr { var: NONE, cost: Affine::ZERO }
+    }
+    fn add(&mut self, x: &Expr, a: &Affine) -> Expr {
+        Expr { var: x.var, cost: x.cost.plus(a) }
+    }
+    fn max(&mut self, cands: &[Expr]) -> (Expr, usize) {
+        if cands.len() == 1 {
+            return (cands[0], 0);
+        }
+        let y = self.new_var(self.note.0, self.note.1);
+        for c in cands {
+            self.row_ge(y, c);
+        }
+        (Expr { var: y, cost: Affine::ZERO }, 0)
+    }
+    fn note(&mut self, v: u32, q: Quantity) {
+        self.note = (v, q);
+    }
+    fn end(&mut self, v: u32, e: &Expr) {
+        if self.sink[v as usize] {
+            self.sinks.push(*e);
+        }
+    }
+}
+
+/// Build the LP of `g` at `pt` (parameter lower bounds) under the plan's model.
+pub fn build_lp(g: &ExecGraph, plan: &Plan, pt: &Point) -> Result<LpModel> {
+    // Ops whose end is consumed by a `requires` edge are dominated by their successor.
+    let mut sink = vec![true; g.len()];
+    for v in 0..g.len() as u32 {
+        for (q, dep) in g.preds(v) {
+            if dep == Dep::Requires {
+                sink[q as usize] = false;
+            }
+        }
+    }
+    let ns = pt.ns();
+    let m = LpModel {
+        num_col: NPARAM,
+        num_row: 0,
+        start: vec![0],
+        index: Vec::new(),
+        value: Vec::new(),
+        row_lower: Vec::new(),
+        col_lower: ns.to_vec(),
+        col_cost: vec![0.0; NPARAM],
+        var_vertex: Vec::new(),
+        var_kind: Vec::new(),
+        t_col: 0,
+    };
+    let mut b = Builder { m, note: (NONE, Quantity::Start), sink, sinks: Vec::new(), overflow: false };
+    walk(g, plan, &mut b, None);
+    let t = b.new_var(NONE, Quantity::Runtime);
+    b.m.col_cost[t as usize] = 1.0;
+    b.m.t_col = t as usize;
+    for e in std::mem::take(&mut b.sinks) {
+        b.row_ge(t, &e);
+    }
+    if b.overflow || b.m.num_col > i32::MAX as usize {
+        return Err(Error::new("the LP has more than 2^31 nonzeros or columns; use the engine (the default method)"));
+    }
+    Ok(b.m)
+}

@@ -1,0 +1,267 @@
+//! The LogGPS cost model (DESIGN §4): what engine, LP and simulator all mean.
+//!
+//! Parameters θ = (L, o, g, G, O) in ns (G and O per byte), eager limit S in bytes
+//! (a message of s bytes is eager iff s ≤ S), b(s) = s − 1 for s ≥ 1 and 0 for s = 0.
+//! For every op v: S(v) = start, E(v) = end. Local edges: `a requires b` ⇒ S(a) ≥ E(b);
+//! `a irequires b` ⇒ S(a) ≥ S(b). S(v) is the max over those terms (0 without any).
+//!
+//! ```text
+//! calc c:           E = S + c
+//! eager send u:     E(u) = S(u) + o + b(s)·O              arrival a = S(u) + o + L + b(s)·G
+//! eager recv v:     E(v) = max(S(v), a) + o + b(s)·O
+//! rendezvous (s > S), protocol `handshake` (LLAMP paper, App. B / Fig. 14; default):
+//!                   h    = max(S(u) + o + L, S(v))        RTS arrived and recv posted
+//!                   E(v) = h + 2o + 2L + b(s)·G           read request, data, recv overhead
+//!                   E(u) = h + 2o + 3L + b(s)·G           ... and the FIN back to the sender
+//! rendezvous, protocol `loggopsim` (LogGOPSim and LLAMP's current code):
+//!                   E(v) = max(S(v), S(u) + o + L + b(s)·G) + o
+//!                   E(u) = max(S(u) + o + L, S(v))        sender completes at the match
+//! NIC serialization (option, fixed trace order; g is per message, G per byte):
+//!                   S(u') ≥ S(u) + g + b(s_u)·G  for consecutive sends u, u' of a rank/NIC
+//! T = max over all ops of E(v).
+//! ```
+//! Differences from LogGOPSim (reproduced by the simulator's `--loggopsim-compat`, not here):
+//! LogGOPSim charges the receiver's o (and G) when the message *arrives*, even if the recv is
+//! posted later, so a late recv completes at its post time; here the recv pays o after
+//! max(posted, arrived), as the LLAMP LP (Alg. 1) does. LogGOPSim serializes every op on its
+//! CPU/NIC in simulation order and lets dependencies across CPUs carry no time; here only
+//! the graph's edges (and optionally the trace-order NIC chain) order ops. LLAMP's code
+//! charges s·G and adds 5 µs to each irequires successor; we use (s − 1)·G as the paper and
+//! LogGOPSim do, and no fixed irequires overhead.
+//!
+//! Arithmetic is exact: costs are affine in θ with integer coefficients, and a parameter
+//! point is fixed-point (`Point`): times are integers in units of 1/`unit` ns.
+
+/// Index of each parameter in θ.
+pub mod p {
+    pub const L: usize = 0;
+    /// o: CPU overhead per message.
+    pub const O_MSG: usize = 1;
+    /// g: NIC gap per message.
+    pub const G_MSG: usize = 2;
+    /// G: gap per byte (1/bandwidth).
+    pub const G_BYTE: usize = 3;
+    /// O: CPU overhead per byte.
+    pub const O_BYTE: usize = 4;
+    pub const NAMES: [&str; super::NPARAM] = ["L", "o", "g", "G", "O"];
+}
+
+pub const NPARAM: usize = 5;
+
+/// Rendezvous protocol variant (DESIGN §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Handshake,
+    LogGopSim,
+}
+
+impl Protocol {
+    pub fn parse(s: &str) -> Option<Protocol> {
+        match s {
+            "handshake" => Some(Protocol::Handshake),
+            "loggopsim" => Some(Protocol::LogGopSim),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Handshake => "handshake",
+            Protocol::LogGopSim => "loggopsim",
+        }
+    }
+}
+
+/// Structural model options (fixed for a plan; parameter values vary per point).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub protocol: Protocol,
+    /// Eager limit S: messages of at most this many bytes are eager.
+    pub eager_limit: u64,
+    /// Serialize each rank's sends on their NIC in trace order (g, G).
+    pub nic_serialization: bool,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false }
+    }
+}
+
+impl Model {
+    pub fn is_eager(&self, bytes: u64) -> bool {
+        bytes <= self.eager_limit
+    }
+}
+
+/// b(s) = s − 1 (0 for empty messages).
+#[inline]
+pub fn b(s: u64) -> u64 {
+    s.saturating_sub(1)
+}
+
+/// A cost c + Σ a_k θ_k with c in ns and integer coefficients a_k ≥ 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Affine {
+    pub c: u64,
+    pub a: [u64; NPARAM],
+}
+
+impl Affine {
+    pub const ZERO: Affine = Affine { c: 0, a: [0; NPARAM] };
+
+    pub fn constant(c: u64) -> Affine {
+        Affine { c, a: [0; NPARAM] }
+    }
+    pub fn is_zero(&self) -> bool {
+        self.c == 0 && self.a.iter().all(|&x| x == 0)
+    }
+    #[inline]
+    pub fn plus(mut self, o: &Affine) -> Affine {
+        self.c += o.c;
+        for k in 0..NPARAM {
+            self.a[k] += o.a[k];
+        }
+        self
+    }
+    /// Value at a point, in the point's units.
+    #[inline]
+    pub fn eval(&self, pt: &Point) -> i128 {
+        let mut t = self.c as i128 * pt.unit;
+        for k in 0..NPARAM {
+            if self.a[k] != 0 {
+                t += self.a[k] as i128 * pt.theta[k];
+            }
+        }
+        t
+    }
+}
+
+fn term(k: usize, n: u64) -> [u64; NPARAM] {
+    let mut a = [0; NPARAM];
+    a[k] = n;
+    a
+}
+
+fn sum(parts: &[[u64; NPARAM]]) -> Affine {
+    let mut a = [0; NPARAM];
+    for p in parts {
+        for k in 0..NPARAM {
+            a[k] += p[k];
+        }
+    }
+    Affine { c: 0, a }
+}
+
+/// The cost rules, one function per formula in the module comment.
+pub mod cost {
+    use super::*;
+
+    /// Eager send: E(u) − S(u) = o + b(s)·O.
+    pub fn send_overhead(s: u64) -> Affine {
+        sum(&[term(p::O_MSG, 1), term(p::O_BYTE, b(s))])
+    }
+    /// Eager recv: E(v) − max(S(v), a) = o + b(s)·O.
+    pub fn recv_overhead(s: u64) -> Affine {
+        send_overhead(s)
+    }
+    /// Message arrival after the send starts: o + L + b(s)·G.
+    pub fn arrival(s: u64) -> Affine {
+        sum(&[term(p::O_MSG, 1), term(p::L, 1), term(p::G_BYTE, b(s))])
+    }
+    /// Rendezvous request-to-send: S(u) + o + L.
+    pub fn rts() -> Affine {
+        sum(&[term(p::O_MSG, 1), term(p::L, 1)])
+    }
+    /// Handshake: E(v) − h = 2o + 2L + b(s)·G.
+    pub fn handshake_recv(s: u64) -> Affine {
+        sum(&[term(p::O_MSG, 2), term(p::L, 2), term(p::G_BYTE, b(s))])
+    }
+    /// Handshake: E(u) − h = 2o + 3L + b(s)·G.
+    pub fn handshake_send(s: u64) -> Affine {
+        sum(&[term(p::O_MSG, 2), term(p::L, 3), term(p::G_BYTE, b(s))])
+    }
+    /// LogGOPSim rendezvous: E(v) − max(S(v), a) = o.
+    pub fn loggopsim_recv() -> Affine {
+        sum(&[term(p::O_MSG, 1)])
+    }
+    /// NIC occupancy of a send in trace order: g + b(s)·G.
+    pub fn nic_gap(s: u64) -> Affine {
+        sum(&[term(p::G_MSG, 1), term(p::G_BYTE, b(s))])
+    }
+}
+
+/// A parameter point in fixed point: θ_k = theta[k] / unit ns; times come out as integers
+/// in units of 1/unit ns. `unit` = 10⁶ (femtoseconds) for user input; analyses scale it to
+/// evaluate exactly at rational points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    pub theta: [i128; NPARAM],
+    pub unit: i128,
+}
+
+pub const FS_PER_NS: i128 = 1_000_000;
+
+impl Point {
+    /// From values in ns (G, O in ns per byte), rounded to 10⁻⁶ ns.
+    pub fn from_ns(vals: [f64; NPARAM]) -> Result<Point, String> {
+        let mut theta = [0i128; NPARAM];
+        for k in 0..NPARAM {
+            let v = vals[k];
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("parameter {} must be a finite non-negative value, got {v}", p::NAMES[k]));
+            }
+            if v > 1e15 {
+                return Err(format!("parameter {} = {v} ns is out of range", p::NAMES[k]));
+            }
+            theta[k] = (v * FS_PER_NS as f64).round() as i128;
+        }
+        Ok(Point { theta, unit: FS_PER_NS })
+    }
+
+    /// Parameter values in ns.
+    pub fn ns(&self) -> [f64; NPARAM] {
+        let mut out = [0.0; NPARAM];
+        for k in 0..NPARAM {
+            out[k] = self.theta[k] as f64 / self.unit as f64;
+        }
+        out
+    }
+
+    /// Same point with parameter k replaced by num/den ns (exact), rescaling the unit.
+    pub fn with_rational(&self, k: usize, num: i128, den: i128) -> Point {
+        assert!(den > 0);
+        let mut theta = self.theta;
+        for t in theta.iter_mut() {
+            *t *= den;
+        }
+        theta[k] = num * self.unit;
+        Point { theta, unit: self.unit * den }
+    }
+
+    pub fn to_ns(&self, t: i128) -> f64 {
+        t as f64 / self.unit as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_match_the_formulas() {
+        let pt = Point::from_ns([1000.0, 100.0, 0.0, 0.5, 0.0]).unwrap();
+        // 11-byte message: o + L + 10·G = 100 + 1000 + 5 ns
+        assert_eq!(pt.to_ns(cost::arrival(11).eval(&pt)), 1105.0);
+        assert_eq!(pt.to_ns(cost::handshake_send(11).eval(&pt)), 200.0 + 3000.0 + 5.0);
+        assert_eq!(pt.to_ns(cost::handshake_recv(0).eval(&pt)), 200.0 + 2000.0);
+        assert_eq!(b(0), 0);
+    }
+
+    #[test]
+    fn rational_points_are_exact() {
+        let pt = Point::from_ns([0.0, 0.0, 0.0, 0.018, 0.0]).unwrap();
+        let q = pt.with_rational(p::L, 1, 3); // L = 1/3 ns
+        let a = Affine { c: 2, a: [3, 0, 0, 0, 0] };
+        assert_eq!(a.eval(&q), 3 * q.unit); // 2 + 3·(1/3) = 3 ns exactly
+    }
+}

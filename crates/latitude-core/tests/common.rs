@@ -1,0 +1,118 @@
+//! Shared helpers for the integration tests: the LLAMP worked example and an independent
+//! reference evaluator (memoised recursion over the model's rules, no order, no slots).
+#![allow(dead_code)]
+
+use latitude_core::graph::{Dep, ExecGraph, GraphBuilder, Kind, Op};
+use latitude_core::model::{b, p, Model, Point, Protocol, NPARAM};
+
+/// LLAMP paper Fig. 4: rank 0: c0 -> send(4 B) -> c1; rank 1: c2 -> recv -> c3.
+pub fn worked_example(c0: u64) -> ExecGraph {
+    let mut g = GraphBuilder::new(2);
+    let a0 = g.add(0, Op::calc(c0)).unwrap();
+    let s = g.add(0, Op::send(4, 1, 0)).unwrap();
+    let a1 = g.add(0, Op::calc(1000)).unwrap();
+    let b2 = g.add(1, Op::calc(500)).unwrap();
+    let r = g.add(1, Op::recv(4, 0, 0)).unwrap();
+    let b3 = g.add(1, Op::calc(1000)).unwrap();
+    g.requires(s, a0).unwrap();
+    g.requires(a1, s).unwrap();
+    g.requires(r, b2).unwrap();
+    g.requires(b3, r).unwrap();
+    g.finish().unwrap()
+}
+
+pub fn point(l: f64, o: f64, gap: f64, gb: f64, ob: f64) -> Point {
+    Point::from_ns([l, o, gap, gb, ob]).unwrap()
+}
+
+/// Reference T(θ) by memoised recursion on (vertex, start/end).
+pub struct Reference<'a> {
+    g: &'a ExecGraph,
+    m: Model,
+    pt: Point,
+    memo: Vec<[Option<i128>; 2]>,
+    gap_prev: Vec<u32>,
+}
+
+impl<'a> Reference<'a> {
+    pub fn new(g: &'a ExecGraph, m: Model, pt: Point) -> Self {
+        let mut gap_prev = vec![u32::MAX; g.len()];
+        if m.nic_serialization {
+            let (off, ids) = g.by_rank();
+            for r in 0..g.num_ranks() as usize {
+                let mut last: Vec<u32> = vec![u32::MAX; 256];
+                for &v in &ids[off[r]..off[r + 1]] {
+                    if g.kind(v) == Kind::Send {
+                        gap_prev[v as usize] = last[g.nic(v) as usize];
+                        last[g.nic(v) as usize] = v;
+                    }
+                }
+            }
+        }
+        Reference { g, m, pt, memo: vec![[None, None]; g.len()], gap_prev }
+    }
+
+    fn c(&self, terms: &[(usize, u64)]) -> i128 {
+        terms.iter().map(|&(k, n)| n as i128 * self.pt.theta[k]).sum()
+    }
+
+    pub fn start(&mut self, v: u32) -> i128 {
+        if let Some(x) = self.memo[v as usize][0] {
+            return x;
+        }
+        let mut s = 0i128;
+        let preds: Vec<(u32, Dep)> = self.g.preds(v).collect();
+        for (q, dep) in preds {
+            let t = if dep == Dep::Requires { self.end(q) } else { self.start(q) };
+            s = s.max(t);
+        }
+        let gp = self.gap_prev[v as usize];
+        if gp != u32::MAX {
+            let t = self.start(gp) + self.c(&[(p::G_MSG, 1), (p::G_BYTE, b(self.g.val(gp)))]);
+            s = s.max(t);
+        }
+        self.memo[v as usize][0] = Some(s);
+        s
+    }
+
+    pub fn end(&mut self, v: u32) -> i128 {
+        if let Some(x) = self.memo[v as usize][1] {
+            return x;
+        }
+        let g = self.g;
+        let sv = self.start(v);
+        let (o, l, gb, ob) = (p::O_MSG, p::L, p::G_BYTE, p::O_BYTE);
+        let e = match g.kind(v) {
+            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit,
+            kind => {
+                let (u, r) = if kind == Kind::Send { (v, g.partner(v)) } else { (g.partner(v), v) };
+                let s = g.val(u);
+                let (su, sr) = (self.start(u), self.start(r));
+                let arrival = su + self.c(&[(o, 1), (l, 1), (gb, b(s))]);
+                if self.m.is_eager(s) {
+                    if kind == Kind::Send {
+                        sv + self.c(&[(o, 1), (ob, b(s))])
+                    } else {
+                        sr.max(arrival) + self.c(&[(o, 1), (ob, b(s))])
+                    }
+                } else {
+                    let rts = su + self.c(&[(o, 1), (l, 1)]);
+                    match (self.m.protocol, kind) {
+                        (Protocol::Handshake, Kind::Recv) => rts.max(sr) + self.c(&[(o, 2), (l, 2), (gb, b(s))]),
+                        (Protocol::Handshake, _) => rts.max(sr) + self.c(&[(o, 2), (l, 3), (gb, b(s))]),
+                        (Protocol::LogGopSim, Kind::Recv) => sr.max(arrival) + self.c(&[(o, 1)]),
+                        (Protocol::LogGopSim, _) => rts.max(sr),
+                    }
+                }
+            }
+        };
+        self.memo[v as usize][1] = Some(e);
+        e
+    }
+
+    pub fn runtime(&mut self) -> i128 {
+        (0..self.g.len() as u32).map(|v| self.end(v)).max().unwrap_or(0)
+    }
+}
+
+pub const _N: usize = NPARAM;

@@ -1,0 +1,162 @@
+mod common;
+
+use common::*;
+use latitude_core::engine::{predict, Plan};
+use latitude_core::gen::random::{random_graph, RandomSpec};
+use latitude_core::gen::Rng;
+use latitude_core::model::{p, Model, Point, Protocol};
+
+fn ns(pred: &latitude_core::engine::Prediction) -> f64 {
+    pred.runtime_ns()
+}
+
+#[test]
+fn worked_example_late_sender() {
+    // c0 = c1 = c3 = 1 µs, c2 = 0.5 µs, s = 4 B, o = 0, G = 5 ns: T = L + 2.015 µs.
+    let mut g = worked_example(1000);
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    for l in [0.0, 385.0, 500.0, 3000.0] {
+        let pr = predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0));
+        assert_eq!(ns(&pr), l + 2015.0);
+        assert_eq!(pr.right[p::L], 1);
+        assert_eq!(pr.left[p::L], if l == 0.0 { 1 } else { 1 });
+        assert_eq!(pr.right[p::G_BYTE], 3);
+    }
+}
+
+#[test]
+fn worked_example_critical_latency() {
+    // c0 = 0.1 µs: T = max(L + 1.115 µs, 1.5 µs), L_c = 0.385 µs.
+    let mut g = worked_example(100);
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let at = |l: f64| predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0));
+    assert_eq!(ns(&at(0.0)), 1500.0);
+    assert_eq!(at(0.0).right[p::L], 0);
+    assert_eq!(ns(&at(200.0)), 1500.0);
+    assert_eq!(ns(&at(500.0)), 1615.0);
+    assert_eq!(at(500.0).right[p::L], 1);
+    let kink = at(385.0);
+    assert_eq!(ns(&kink), 1500.0);
+    assert_eq!((kink.left[p::L], kink.right[p::L]), (0, 1));
+    assert_eq!(ns(&at(885.0)), 2000.0);
+}
+
+#[test]
+fn worked_example_path_breakdown() {
+    let mut g = worked_example(1000);
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let pr = predict(&g, &plan, &point(500.0, 0.0, 0.0, 5.0, 0.0));
+    let total = pr.path_total();
+    assert_eq!(total.c, 2000); // c0 + c3
+    assert_eq!(total.a[p::L], 1);
+    assert_eq!(total.a[p::G_BYTE], 3);
+    assert_eq!(pr.summary(&g).messages, 1);
+    assert_eq!(pr.summary(&g).rank_messages, vec![0, 1]);
+    assert_eq!(total.eval(&pr.point), pr.t);
+}
+
+fn random_specs(n: u64) -> impl Iterator<Item = RandomSpec> {
+    (0..n).map(|seed| {
+        let mut r = Rng::new(seed * 7919 + 3);
+        RandomSpec {
+            ranks: 2 + r.below(5) as u32,
+            rounds: 1 + r.below(8) as u32,
+            seed,
+            max_calc: [0, 10, 5000][r.below(3) as usize],
+            p_nonblocking: r.unit(),
+            p_extra_edge: r.unit() * 0.5,
+            ..Default::default()
+        }
+    })
+}
+
+fn models() -> Vec<Model> {
+    let mut out = Vec::new();
+    for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
+        for eager_limit in [0, 1024, u64::MAX] {
+            for nic in [false, true] {
+                out.push(Model { protocol, eager_limit, nic_serialization: nic });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn engine_equals_reference_on_random_graphs() {
+    let mut rng = Rng::new(42);
+    for spec in random_specs(300) {
+        let g0 = random_graph(&spec).unwrap();
+        for m in models() {
+            let mut g = g0.clone();
+            let plan = Plan::prepare(&mut g, m).unwrap();
+            let pt = point(rng.below(3000) as f64, rng.below(500) as f64, rng.below(100) as f64, [0.0, 0.018, 1.0][rng.below(3) as usize], [0.0, 0.5][rng.below(2) as usize]);
+            let pr = predict(&g, &plan, &pt);
+            let mut reference = Reference::new(&g, m, pt);
+            assert_eq!(pr.t, reference.runtime(), "seed {} model {m:?}", spec.seed);
+            assert_eq!(pr.path_total().eval(&pt), pr.t, "path sums to T (seed {})", spec.seed);
+            assert_eq!(pr.path_total().a[p::L], pr.right[p::L], "path slope is the right derivative");
+        }
+    }
+}
+
+/// Exact one-sided derivatives: with integer data, no breakpoint lies strictly between an
+/// integer L and L ± δ when δ < 1 / (max slope), so T(L ± δ) − T(L) = ±δ·λ±.
+#[test]
+fn derivatives_are_exact_one_sided_slopes() {
+    let mut rng = Rng::new(7);
+    for spec in random_specs(200) {
+        let g0 = random_graph(&spec).unwrap();
+        for m in models().into_iter().step_by(2) {
+            let mut g = g0.clone();
+            let plan = Plan::prepare(&mut g, m).unwrap();
+            let l = 1 + rng.below(40) as i128 * 50;
+            let base = point(l as f64, 100.0, 0.0, 1.0, 0.0);
+            let pr = predict(&g, &plan, &base);
+            let bound = 3 * g.len() as i128 + 2;
+            let eval = |num: i128, den: i128| {
+                let q = base.with_rational(p::L, num, den);
+                let t = predict(&g, &plan, &q).t;
+                (t, q.unit)
+            };
+            let (t_hi, u_hi) = eval(l * bound + 1, bound);
+            let (t_lo, _) = eval(l * bound - 1, bound);
+            let t0 = pr.t * bound; // same unit as the rational evaluations
+            assert_eq!(u_hi, base.unit * bound);
+            assert_eq!(t_hi - t0, pr.right[p::L] as i128 * base.unit, "right slope, seed {}", spec.seed);
+            assert_eq!(t0 - t_lo, pr.left[p::L] as i128 * base.unit, "left slope, seed {}", spec.seed);
+        }
+    }
+}
+
+#[test]
+fn unsafe_exchanges_deadlock_only_under_rendezvous() {
+    let mut found = false;
+    for seed in 0..200 {
+        let spec = RandomSpec { ranks: 3, rounds: 6, seed, unsafe_exchanges: true, p_nonblocking: 0.0, sizes: vec![1 << 20], ..Default::default() };
+        let g0 = random_graph(&spec).unwrap();
+        if g0.order_kind() == latitude_core::graph::OrderKind::Paired {
+            continue;
+        }
+        found = true;
+        let mut g = g0.clone();
+        assert!(Plan::prepare(&mut g, Model { eager_limit: u64::MAX, ..Default::default() }).is_ok());
+        let mut g = g0.clone();
+        let err = Plan::prepare(&mut g, Model { eager_limit: 1024, ..Default::default() }).err().expect("deadlock");
+        assert!(err.message.contains("deadlock under the rendezvous protocol"), "{err}");
+    }
+    assert!(found, "the generator produced no eager-only graph");
+}
+
+#[test]
+fn runtime_is_monotone_and_convex_in_l() {
+    let spec = RandomSpec { ranks: 5, rounds: 10, seed: 99, ..Default::default() };
+    let mut g = random_graph(&spec).unwrap();
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let ts: Vec<i128> = (0..60).map(|i| predict(&g, &plan, &point(i as f64 * 100.0, 50.0, 0.0, 0.5, 0.0)).t).collect();
+    for w in ts.windows(3) {
+        assert!(w[1] >= w[0]);
+        assert!(w[2] - w[1] >= w[1] - w[0], "convex");
+    }
+    let _ = Point::from_ns([0.0; 5]);
+}

@@ -1,0 +1,240 @@
+//! `latitude._core`: the Rust core seen from Python. Thin on purpose: a graph handle,
+//! loaders, and calls that return plain dicts / numpy arrays; `latitude.api` builds the
+//! user-facing objects. Heavy work runs without the GIL.
+
+use std::sync::{Arc, Mutex};
+
+use latitude_core::engine::{predict as engine_predict, Plan};
+use latitude_core::gen::random::{random_graph, RandomSpec};
+use latitude_core::graph::{ExecGraph, Kind};
+use latitude_core::model::{p, Model, Point, Protocol, NPARAM};
+use latitude_core::{goal, lp, Error};
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Raise `latitude.errors.InputError(location, message)`.
+fn input_error(py: Python<'_>, e: Error) -> PyErr {
+    let loc = if e.location.is_empty() { None } else { Some(e.location.clone()) };
+    match py.import("latitude.errors").and_then(|m| m.getattr("InputError")).and_then(|c| c.call1((loc, e.message.clone()))) {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
+
+fn model_from(protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Model> {
+    let protocol = Protocol::parse(protocol)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown rendezvous protocol {protocol:?} (handshake or loggopsim)")))?;
+    Ok(Model { protocol, eager_limit, nic_serialization })
+}
+
+struct Inner {
+    g: ExecGraph,
+    plan: Option<Arc<Plan>>,
+}
+
+impl Inner {
+    fn plan(&mut self, model: Model) -> Result<Arc<Plan>, Error> {
+        if let Some(p) = &self.plan {
+            if p.model == model {
+                return Ok(p.clone());
+            }
+        }
+        self.plan = None; // free the old plan before building the next
+        let plan = Arc::new(Plan::prepare(&mut self.g, model)?);
+        self.plan = Some(plan.clone());
+        Ok(plan)
+    }
+}
+
+/// An execution graph held by the Rust core.
+#[pyclass(frozen, module = "latitude._core")]
+struct Graph {
+    inner: Mutex<Inner>,
+}
+
+fn wrap(g: ExecGraph) -> Graph {
+    Graph { inner: Mutex::new(Inner { g, plan: None }) }
+}
+
+#[pymethods]
+impl Graph {
+    /// Read a GOAL file. `progress(bytes_read, total_bytes)` is called now and then.
+    #[staticmethod]
+    #[pyo3(signature = (path, progress=None))]
+    fn load_goal(py: Python<'_>, path: String, progress: Option<Py<PyAny>>) -> PyResult<Graph> {
+        let res = py.detach(|| {
+            let mut report = |done: u64, total: u64| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        let _ = cb.call1(py, (done, total));
+                    });
+                }
+            };
+            goal::read_goal_progress(&path, &mut report)
+        });
+        res.map(wrap).map_err(|e| input_error(py, e))
+    }
+
+    /// A random MPI-like program (property tests, benches).
+    #[staticmethod]
+    #[pyo3(signature = (ranks=4, rounds=6, seed=1, max_calc=5000, sizes=None, p_nonblocking=0.5, p_message=0.7, p_extra_edge=0.2, unsafe_exchanges=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn random(
+        py: Python<'_>,
+        ranks: u32,
+        rounds: u32,
+        seed: u64,
+        max_calc: u64,
+        sizes: Option<Vec<u64>>,
+        p_nonblocking: f64,
+        p_message: f64,
+        p_extra_edge: f64,
+        unsafe_exchanges: bool,
+    ) -> PyResult<Graph> {
+        let mut spec = RandomSpec { ranks, rounds, seed, max_calc, p_nonblocking, p_message, p_extra_edge, unsafe_exchanges, ..Default::default() };
+        if let Some(s) = sizes {
+            spec.sizes = s;
+        }
+        py.detach(|| random_graph(&spec)).map(wrap).map_err(|e| input_error(py, e))
+    }
+
+    fn write_goal(&self, py: Python<'_>, path: String) -> PyResult<()> {
+        py.detach(|| goal::write_goal(&self.inner.lock().unwrap().g, &path)).map_err(|e| input_error(py, e))
+    }
+
+    /// Size and shape: ranks, vertices, edges, messages, bytes, order, wildcards, source.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = self.inner.lock().unwrap();
+        let g = &inner.g;
+        let (bytes, messages) = g.message_stats();
+        let d = PyDict::new(py);
+        d.set_item("ranks", g.num_ranks())?;
+        d.set_item("vertices", g.len())?;
+        d.set_item("edges", g.num_edges())?;
+        d.set_item("messages", messages)?;
+        d.set_item("bytes", bytes)?;
+        d.set_item("order", format!("{:?}", g.order_kind()).to_lowercase())?;
+        d.set_item("wildcard_recvs", g.wildcard_recvs())?;
+        d.set_item("source", g.source().map(|s| s.path.clone()))?;
+        d.set_item("max_cpu", g.max_cpu())?;
+        d.set_item("max_nic", g.max_nic())?;
+        Ok(d)
+    }
+
+    /// One prediction. theta = [L, o, g, G, O] in ns (G, O per byte).
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, path_limit=0))]
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+        path_limit: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let plan = inner.plan(model)?;
+            let pr = engine_predict(&inner.g, &plan, &pt);
+            let summary = pr.summary(&inner.g);
+            let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
+                .path
+                .iter()
+                .rev()
+                .take(path_limit)
+                .rev()
+                .map(|s| {
+                    let g = &inner.g;
+                    (s.vertex, s.kind as u8, g.rank(s.vertex), g.local(s.vertex), s.cost.eval(&pt), g.location(s.vertex))
+                })
+                .collect();
+            Ok::<_, Error>((pr, summary, steps, plan.nslots()))
+        });
+        let (pr, s, steps, nslots) = out.map_err(|e| input_error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("t", pr.t)?;
+        d.set_item("unit", pr.point.unit)?;
+        d.set_item("runtime_ns", pr.runtime_ns())?;
+        d.set_item("theta_ns", pr.point.ns().to_vec())?;
+        d.set_item("right", pr.right.to_vec())?;
+        d.set_item("left", pr.left.to_vec())?;
+        d.set_item("param_names", p::NAMES.to_vec())?;
+        d.set_item("calc_ns", s.calc_ns)?;
+        d.set_item("latency_ns", s.latency_ns)?;
+        d.set_item("bandwidth_ns", s.bandwidth_ns)?;
+        d.set_item("overhead_ns", s.overhead_ns)?;
+        d.set_item("gap_ns", s.gap_ns)?;
+        d.set_item("messages", s.messages)?;
+        d.set_item("path_steps", s.steps)?;
+        d.set_item("rank_calc_ns", s.rank_calc_ns.into_pyarray(py))?;
+        d.set_item("rank_overhead_ns", s.rank_overhead_ns.into_pyarray(py))?;
+        d.set_item("rank_network_ns", s.rank_network_ns.into_pyarray(py))?;
+        d.set_item("rank_gap_ns", s.rank_gap_ns.into_pyarray(py))?;
+        d.set_item("rank_messages", s.rank_messages.into_pyarray(py))?;
+        d.set_item("last_vertex", pr.last)?;
+        d.set_item("slots", nslots)?;
+        d.set_item("path", steps.into_iter().map(|(v, k, r, l, c, loc)| (v, STEP_NAMES[k as usize], r, l, pr.point.to_ns(c), loc)).collect::<Vec<_>>())?;
+        Ok(d)
+    }
+
+    /// The LLAMP LP (Algorithm 1) as row-wise CSR arrays for HiGHS.
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false))]
+    fn lp<'py>(&self, py: Python<'py>, theta: [f64; NPARAM], protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let m = py
+            .detach(|| {
+                let mut inner = self.inner.lock().unwrap();
+                let plan = inner.plan(model)?;
+                lp::build_lp(&inner.g, &plan, &pt)
+            })
+            .map_err(|e| input_error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("num_col", m.num_col)?;
+        d.set_item("num_row", m.num_row)?;
+        d.set_item("t_col", m.t_col)?;
+        d.set_item("param_cols", lp::PARAM_COLS.to_vec())?;
+        d.set_item("start", m.start.into_pyarray(py))?;
+        d.set_item("index", m.index.into_pyarray(py))?;
+        d.set_item("value", m.value.into_pyarray(py))?;
+        d.set_item("row_lower", m.row_lower.into_pyarray(py))?;
+        d.set_item("col_lower", m.col_lower.into_pyarray(py))?;
+        d.set_item("col_cost", m.col_cost.into_pyarray(py))?;
+        d.set_item("var_vertex", m.var_vertex.into_pyarray(py))?;
+        d.set_item("var_kind", m.var_kind.iter().map(|&k| k as u8).collect::<Vec<u8>>().into_pyarray(py))?;
+        Ok(d)
+    }
+
+    /// Per-vertex arrays (kind 0/1/2 = calc/send/recv, rank, local index, value, peer, tag,
+    /// partner) in stored order, for inspection and tests.
+    fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = self.inner.lock().unwrap();
+        let g = &inner.g;
+        let n = g.len() as u32;
+        let d = PyDict::new(py);
+        d.set_item("kind", (0..n).map(|v| g.kind(v) as u8).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("rank", (0..n).map(|v| g.rank(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("local", (0..n).map(|v| g.local(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("val", (0..n).map(|v| g.val(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("peer", (0..n).map(|v| g.peer(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("tag", (0..n).map(|v| g.tag(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("partner", (0..n).map(|v| g.partner(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        let edges: Vec<(u32, u32, bool)> = (0..n).flat_map(|v| g.preds(v).map(move |(q, dep)| (v, q, dep == latitude_core::graph::Dep::Irequires))).collect();
+        d.set_item("edges", edges)?;
+        let _ = Kind::Calc;
+        Ok(d)
+    }
+}
+
+const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap"];
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Graph>()?;
+    m.add("NPARAM", NPARAM)?;
+    m.add("PARAM_NAMES", p::NAMES.to_vec())?;
+    Ok(())
+}

@@ -1,0 +1,171 @@
+"""Python API: load a graph, price it, and get results as dicts or pandas DataFrames.
+
+    import latitude
+    g = latitude.load("app.goal")
+    p = g.predict(L="3us", o="1.5us", G="0.018ns")
+    p.runtime_ns, p.lambda_["L"], p.rho_L
+    p.per_rank()            # pandas DataFrame (pandas optional elsewhere)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from latitude.errors import InputError
+from latitude.params import PARAM_NAMES, Params
+
+# Files at least this large get a progress bar while loading.
+_PROGRESS_BYTES = 64 << 20
+
+
+def _core():
+    try:
+        from latitude import _core
+    except ImportError as err:  # pragma: no cover - broken install
+        raise InputError(None, f"the Latitude extension module is not built ({err}); run `pip install .`") from None
+    return _core
+
+
+def load(path: str, progress: bool = True) -> "Graph":
+    """Load an execution graph from a GOAL file."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or directory")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory; expected a GOAL file (trace directories need `latitude schedule`)")
+    core = _core()
+    if progress and os.path.getsize(path) >= _PROGRESS_BYTES:
+        from latitude.progress import progress as bar
+
+        with bar(f"loading {os.path.basename(path)}") as update:
+            handle = core.Graph.load_goal(path, update)
+    else:
+        handle = core.Graph.load_goal(path)
+    return Graph(handle, path)
+
+
+def _params(params: Params | None, kw: dict) -> Params:
+    base = params or Params()
+    return base.replace(**kw) if kw else base
+
+
+class Graph:
+    """An execution graph held by the Rust core."""
+
+    def __init__(self, handle, path: str | None = None):
+        self._h = handle
+        self.path = path
+
+    @classmethod
+    def random(cls, **spec) -> "Graph":
+        """A random MPI-like program (see latitude_core::gen::random)."""
+        return cls(_core().Graph.random(**spec))
+
+    @property
+    def info(self) -> dict:
+        return self._h.info()
+
+    @property
+    def num_ranks(self) -> int:
+        return self.info["ranks"]
+
+    def __len__(self) -> int:
+        return self.info["vertices"]
+
+    def __repr__(self) -> str:
+        i = self.info
+        src = f" from {self.path}" if self.path else ""
+        return f"<latitude.Graph {i['ranks']} ranks, {i['vertices']} ops, {i['messages']} messages{src}>"
+
+    def write_goal(self, path: str) -> None:
+        self._h.write_goal(os.fspath(path))
+
+    def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> "Prediction":
+        """T(θ), derivatives, ρ_L and the critical path at one parameter point."""
+        p = _params(params, kw)
+        raw = self._h.predict(p.theta, path_limit=path_steps, **p.model_kwargs())
+        return Prediction(raw, p)
+
+    def lp(self, params: Params | None = None, **kw):
+        """The LLAMP LP (Algorithm 1) at `params`, ready to solve with HiGHS or export."""
+        from latitude.lp import LinearProgram
+
+        p = _params(params, kw)
+        return LinearProgram(self._h.lp(p.theta, **p.model_kwargs()), p, self)
+
+    def arrays(self) -> dict:
+        return self._h.arrays()
+
+
+@dataclass
+class Prediction:
+    """One prediction. Times in ns; derivatives are exact (integers)."""
+
+    raw: dict = field(repr=False)
+    params: Params
+
+    @property
+    def runtime_ns(self) -> float:
+        return self.raw["runtime_ns"]
+
+    @property
+    def lambda_(self) -> dict:
+        """Right derivatives ∂T/∂p (the slope for increasing p)."""
+        return dict(zip(PARAM_NAMES, self.raw["right"]))
+
+    @property
+    def lambda_left(self) -> dict:
+        return dict(zip(PARAM_NAMES, self.raw["left"]))
+
+    @property
+    def rho_L(self) -> float:
+        """Share of the runtime spent in network latency: L·λ_L / T."""
+        t = self.runtime_ns
+        return self.params.L * self.lambda_["L"] / t if t > 0 else 0.0
+
+    @property
+    def critical_path(self) -> dict:
+        r = self.raw
+        return {
+            "messages": int(r["messages"]),
+            "calc_ns": r["calc_ns"],
+            "latency_ns": r["latency_ns"],
+            "bandwidth_ns": r["bandwidth_ns"],
+            "overhead_ns": r["overhead_ns"],
+            "gap_ns": r["gap_ns"],
+            "steps": int(r["path_steps"]),
+        }
+
+    def per_rank_rows(self) -> list[dict]:
+        r = self.raw
+        return [
+            {"rank": i, "calc_ns": float(r["rank_calc_ns"][i]), "overhead_ns": float(r["rank_overhead_ns"][i]),
+             "network_ns": float(r["rank_network_ns"][i]), "gap_ns": float(r["rank_gap_ns"][i]),
+             "messages": int(r["rank_messages"][i])}
+            for i in range(len(r["rank_calc_ns"]))
+        ]
+
+    def per_rank(self):
+        """Critical-path time per rank as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.per_rank_rows()).set_index("rank")
+
+    def path(self) -> list[dict]:
+        """The last steps of the critical path (as many as requested with path_steps)."""
+        return [{"vertex": v, "step": k, "rank": r, "op": l, "cost_ns": c, "where": loc}
+                for v, k, r, l, c, loc in self.raw["path"]]
+
+    def to_dict(self) -> dict:
+        """The stable JSON contract of `latitude predict --json` (DESIGN §6)."""
+        keys = ("L", "G", "o", "g", "O")
+        cp = self.critical_path
+        cp["per_rank"] = [row for row in self.per_rank_rows() if any(row[k] for k in row if k != "rank")]
+        return {
+            "runtime_ns": self.runtime_ns,
+            "lambda": {k: self.lambda_[k] for k in keys},
+            "lambda_left": {k: self.lambda_left[k] for k in keys},
+            "rho_L": self.rho_L,
+            "critical_path": cp,
+            "params": self.params.to_dict(),
+        }

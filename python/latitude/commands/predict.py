@@ -1,0 +1,46 @@
+"""`latitude predict GRAPH`: runtime, λ_L, λ_G, λ_o, ρ_L and the critical path at one point."""
+from __future__ import annotations
+
+from latitude.params import add_model_args, params_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("predict", help="predict runtime, latency sensitivity and the critical path",
+                       description="Price an execution graph with LogGPS in one pass: T, exact right/left "
+                                   "derivatives λ_L, λ_G, λ_o, ρ_L and the critical path.")
+    p.add_argument("graph", help="GOAL file")
+    add_model_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, times in ns)")
+    p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from latitude.api import load
+    from latitude.report import console, prediction_tables, print_json
+
+    params = params_from_args(args)
+    graph = load(args.graph)
+    pred = graph.predict(params, path_steps=args.path)
+    if args.json:
+        out = pred.to_dict()
+        if args.path:
+            out["path"] = pred.path()
+        print_json(out)
+        return 0
+    con = console()
+    for table in prediction_tables(pred, graph.info):
+        con.print(table)
+        con.print()
+    if args.path:
+        from rich.table import Table
+
+        from latitude.units import fmt_time
+
+        t = Table(title=f"Last {len(pred.path())} steps of the critical path")
+        for col in ("rank", "op", "step", "cost", "source"):
+            t.add_column(col)
+        for s in pred.path():
+            t.add_row(str(s["rank"]), f"#{s['op']}", s["step"], fmt_time(s["cost_ns"]), s["where"])
+        con.print(t)
+    return 0

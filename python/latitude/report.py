@@ -1,0 +1,75 @@
+"""Human-readable reports (rich tables on stdout) and JSON output helpers."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from latitude.units import fmt_time
+
+
+def console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def print_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=2, default=_jsonable, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def _jsonable(x):
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def pct(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:5.1f} %" if whole else "    –"
+
+
+def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
+    """Tables for one prediction: summary, critical-path breakdown, top ranks."""
+    from rich.table import Table
+
+    t = pred.runtime_ns
+    lam, lam_l = pred.lambda_, pred.lambda_left
+    head = Table(title="Prediction", show_header=False, box=None, pad_edge=False)
+    head.add_column(style="bold")
+    head.add_column()
+    if info:
+        head.add_row("graph", f"{info['ranks']} ranks, {info['vertices']:,} ops, {info['messages']:,} messages")
+    head.add_row("parameters", pred.params.describe())
+    head.add_row("runtime T", f"{fmt_time(t)}  ({t:,.3f} ns)")
+
+    def slope(k, unit=""):
+        r, l = lam[k], lam_l[k]
+        return f"{r:,}{unit}" if r == l else f"{r:,}{unit} (right) / {l:,}{unit} (left: critical point)"
+
+    head.add_row("λ_L = ∂T/∂L", slope("L") + "  latency terms on the critical path")
+    head.add_row("λ_G = ∂T/∂G", slope("G") + "  bytes on the critical path (minus one per message)")
+    head.add_row("λ_o = ∂T/∂o", slope("o"))
+    head.add_row("ρ_L", f"{pred.rho_L:.4f}  share of T spent in network latency (L·λ_L/T)")
+
+    cp = pred.critical_path
+    br = Table(title=f"Critical path: {cp['messages']:,} messages, {cp['steps']:,} steps")
+    br.add_column("component")
+    br.add_column("time", justify="right")
+    br.add_column("share", justify="right")
+    for name, key in (("computation", "calc_ns"), ("latency (L)", "latency_ns"), ("bandwidth (G)", "bandwidth_ns"),
+                      ("overhead (o, O)", "overhead_ns"), ("NIC gap (g)", "gap_ns")):
+        if key == "gap_ns" and not cp[key]:
+            continue
+        br.add_row(name, fmt_time(cp[key]), pct(cp[key], t))
+    rows = sorted(pred.per_rank_rows(), key=lambda r: -(r["calc_ns"] + r["overhead_ns"] + r["network_ns"] + r["gap_ns"]))
+    rows = [r for r in rows if r["calc_ns"] + r["overhead_ns"] + r["network_ns"] + r["gap_ns"] > 0][:top_ranks]
+    ranks = Table(title=f"Ranks on the critical path (top {len(rows)})")
+    for col in ("rank", "computation", "overhead", "network wait", "messages in"):
+        ranks.add_column(col, justify="right")
+    for r in rows:
+        ranks.add_row(str(r["rank"]), fmt_time(r["calc_ns"]), fmt_time(r["overhead_ns"]),
+                      fmt_time(r["network_ns"]), str(r["messages"]))
+    return [head, br, ranks]

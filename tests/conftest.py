@@ -1,0 +1,42 @@
+"""Test setup: every test runs against the checkout it lives in (python/ first on sys.path),
+and CLI tests run `python -m latitude` with the same path."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYDIR = os.path.join(ROOT, "python")
+if PYDIR not in sys.path:
+    sys.path.insert(0, PYDIR)
+EXAMPLES = os.path.join(PYDIR, "latitude", "data", "examples")
+
+
+def cli_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PYDIR + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
+
+
+def run_cli(*args, check=True, input=None, cwd=None, timeout=600):
+    """Run `latitude ARGS...`; returns the CompletedProcess (text mode)."""
+    cmd = [sys.executable, "-m", "latitude", *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=cli_env(), input=input, cwd=cwd, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def examples():
+    return EXAMPLES
