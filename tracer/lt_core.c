@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "lt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -216,6 +217,28 @@ static void install_handlers(void)
     for (int i = 0; i < NSIGS; i++)
         sigaction(sigs[i], &sa, &old_act[i]);
     atexit(at_exit);
+}
+
+/* ---- the tracer must wrap the MPI the program uses ----
+ * Built for one MPI but preloaded into a program linked with another (say, the Open MPI
+ * build of an app launched with MPICH's mpiexec and tracer), the wrappers would pass handles
+ * of the wrong width and crash somewhere inside MPI. Say so instead, before main(). */
+#if defined(OPEN_MPI) && OPEN_MPI
+#define LT_BUILT_FOR "Open MPI"
+#define LT_OTHER_MPI "MPIR_Process" /* MPICH and its derivatives (Intel MPI, ...) */
+#else
+#define LT_BUILT_FOR "MPICH"
+#define LT_OTHER_MPI "ompi_mpi_comm_world"
+#endif
+
+__attribute__((constructor)) static void check_mpi(void)
+{
+    if (dlsym(RTLD_DEFAULT, LT_OTHER_MPI)) {
+        fprintf(stderr, "latitude-trace: this tracer was built for " LT_BUILT_FOR
+                " but the program also loads another MPI library; rebuild it with the mpicc "
+                "of the program's MPI (latitude trace --mpicc ...)\n");
+        _exit(127);
+    }
 }
 
 /* ---- opening the trace ---- */

@@ -1,0 +1,133 @@
+"""``latitude trace``: run an MPI program under the PMPI tracer, one trace file per rank."""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from latitude import tracer
+from latitude.errors import InputError, ToolError
+from latitude.units import parse_size
+
+EPILOG = """\
+examples:
+  latitude trace -- mpirun -np 4 apps/halo2d --iters 200
+  latitude trace -o traces/run1 -- mpiexec.mpich -np 4 ./app
+  latitude trace --print-command -- srun -n 256 ./app     # inspect, or paste into a job script
+
+The files are liballprof v1 traces (Schedgen/LLAMP readers parse them) with Latitude's
+'#@' extension lines; see docs/trace-format.md."""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "trace", help="run an MPI program under the PMPI tracer (one trace file per rank)",
+        description="Build the tracer for the MPI in use (once, cached), run the launcher with "
+        "the tracer preloaded on every rank, and summarize the traces.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", default="latitude-traces", metavar="DIR",
+                   help="directory for the rank files (default: %(default)s)")
+    p.add_argument("--mpicc", metavar="PATH",
+                   help="MPI compiler wrapper to build the tracer with (default: the one "
+                   "next to the launcher, else mpicc on PATH)")
+    p.add_argument("--padded", action="store_true",
+                   help="zero-pad rank numbers in file names as liballprof does "
+                   "(default: unpadded, the names Schedgen and LLAMP look for)")
+    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
+    p.add_argument("--rebuild", action="store_true", help="rebuild the cached tracer")
+    p.add_argument("--print-command", action="store_true",
+                   help="print the launch command with the tracer options and exit")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("command", nargs="+", metavar="-- LAUNCHER ARGS",
+                   help="the launch command, e.g. mpirun -np 4 ./app")
+    p.set_defaults(func=run)
+
+
+def _log(msg: str) -> None:
+    print(f"latitude: {msg}", file=sys.stderr, flush=True)
+
+
+def _prepare_output(outdir: Path) -> None:
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError("-o", f"{outdir} exists and is not a directory")
+    outdir.mkdir(parents=True, exist_ok=True)
+    for stale in tracer.trace_files(outdir):  # a smaller run must not inherit old ranks
+        stale.unlink()
+
+
+def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
+    env = {"LD_PRELOAD": tracer.preload_value(lib),
+           "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
+    if args.padded:
+        env["LATITUDE_TRACE_PADDED"] = "1"
+    if args.buffer:
+        env["LATITUDE_TRACE_BUFFER"] = str(parse_size(args.buffer, "--buffer"))
+    return env
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def run(args) -> int:
+    argv = [a for a in args.command]
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    family = tracer.launcher_family(argv)
+    info = tracer.probe_mpi(tracer.find_mpicc(argv, args.mpicc))
+    hydra = {"mpich", "intel"}
+    if family in tracer.FAMILIES and info.family in tracer.FAMILIES and family != info.family \
+            and not {family, info.family} <= hydra:
+        raise InputError("--mpicc", f"{info.mpicc} builds for {info.family} but {argv[0]} "
+                         f"launches {family}; pass the matching --mpicc")
+    lib = tracer.build_tracer(info, force=args.rebuild, log=_log)
+    outdir = Path(args.output).absolute()
+    cmd, env = tracer.launch_command(argv, family, _trace_env(lib, outdir, args))
+    if args.print_command:
+        extra = "" if family != "unknown" else \
+            " ".join(f"{k}={shlex.quote(v)}" for k, v in _trace_env(lib, outdir, args).items()) + " "
+        print(extra + shlex.join(cmd))
+        return 0
+    _prepare_output(outdir)
+    t0 = time.monotonic()
+    try:
+        status = subprocess.run(cmd, env=env).returncode
+    except FileNotFoundError:
+        raise InputError(argv[0], "launcher not found") from None
+    wall = time.monotonic() - t0
+    return _report(outdir, argv, status, wall, info, args.json)
+
+
+def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_json: bool) -> int:
+    s = tracer.summarize(outdir)
+    if not s.files:
+        raise ToolError(
+            f"{argv[0]} exited with status {status} and no rank wrote a trace to "
+            f"{outdir}. Was the program built with {info.family} ({info.mpicc})? A statically "
+            "linked MPI, a program that never calls MPI_Init, or MPICH's mpi_f08 Fortran "
+            "module cannot be traced (docs/tracing.md).")
+    if as_json:
+        print(json.dumps({"traces_dir": str(outdir), "files": [str(f) for f in s.files],
+                          "ranks": s.ranks, "calls": s.calls, "bytes": s.bytes,
+                          "wall_s": round(wall, 3), "launcher_status": status,
+                          "endings": s.endings, "mpi": info.family}, indent=1))
+    first, last = s.files[0].name, s.files[-1].name
+    _log(f"traces in {outdir}/ ({first}" + (f" ... {last})" if s.ranks > 1 else ")"))
+    per_call = f", {s.bytes / s.calls:.0f} B/call" if s.calls else ""
+    _log(f"{s.ranks} ranks, {s.calls:,} calls, {_human_bytes(s.bytes)}{per_call}, "
+         f"wall {wall:.2f} s")
+    unfinished = {k: v for k, v in s.endings.items() if k != "finalize"}
+    if unfinished:
+        _log("not every rank reached MPI_Finalize: " +
+             ", ".join(f"{v} ended by {k}" for k, v in sorted(unfinished.items())))
+    if status != 0:
+        _log(f"{argv[0]} exited with status {status}")
+    return status

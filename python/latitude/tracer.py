@@ -1,0 +1,266 @@
+"""Build, cache and launch the PMPI tracer (C sources in ``tracer/``).
+
+A PMPI library must be compiled against the MPI it wraps, so the tracer is built on first
+use with that MPI's ``mpicc`` into a cache keyed by the compiler wrapper, the MPI library
+and the tracer sources. Launching passes the library to every rank through the launcher's
+own environment options (Open MPI ``-x``, MPICH/Intel Hydra ``-genv``, Slurm
+``--export``) rather than to the launcher process itself. Reusable by the latency injector.
+
+    info = probe_mpi(find_mpicc(["mpirun", "-np", "4", "./app"]))
+    lib = build_tracer(info)
+    argv, env = launch_command(["mpirun", "-np", "4", "./app"], lib, {"LATITUDE_TRACE_PREFIX": ...})
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from latitude.errors import InputError, ToolError
+
+LIB_NAME = "liblatitude_trace.so"
+TRACE_GLOB = "pmpi-trace-rank-*.txt"
+FAMILIES = ("openmpi", "mpich", "intel")
+
+
+@dataclass
+class MPIInfo:
+    """What `mpicc` says about the MPI it compiles for."""
+
+    family: str            # "openmpi", "mpich", "intel" or "unknown"
+    mpicc: str             # absolute path of the compiler wrapper
+    show: str              # its `-show` output: the real compile/link line
+    library: str | None    # the MPI shared library it links (resolved path)
+
+
+# ---- sources ----
+def tracer_sources() -> Path:
+    """The tracer's C sources: shipped inside the package, or the checkout's ``tracer/``."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "_tracer", here.parent.parent / "tracer"):
+        if (cand / "Makefile").is_file() and (cand / "lt.h").is_file():
+            return cand
+    raise ToolError("the tracer's C sources are missing from this installation "
+                    f"(looked in {here / '_tracer'} and {here.parent.parent / 'tracer'})")
+
+
+def source_hash(src: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(src.iterdir()):
+        if f.suffix in (".c", ".h") or f.name == "Makefile":
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+# ---- which MPI ----
+def _run(cmd: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise InputError(cmd[0], "not found (is it on PATH?)") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"`{' '.join(cmd)}` did not answer within {timeout:.0f} s") from None
+
+
+def _symlink_names(path: str) -> list[Path]:
+    """path, then every name its symlink chain passes through (Debian alternatives)."""
+    out, p = [], Path(path)
+    for _ in range(16):
+        out.append(p)
+        if not p.is_symlink():
+            break
+        p = (p.parent / os.readlink(p)).absolute()
+    return out
+
+
+def find_mpicc(launcher_argv: list[str], explicit: str | None = None) -> str:
+    """The mpicc that belongs to the launcher: `mpiexec.mpich` -> `mpicc.mpich`,
+    `/opt/mpi/bin/mpirun` -> `/opt/mpi/bin/mpicc`; else `mpicc` on PATH."""
+    if explicit:
+        found = shutil.which(explicit)
+        if not found:
+            raise InputError("--mpicc", f"{explicit} not found")
+        return found
+    launcher = shutil.which(launcher_argv[0]) if launcher_argv else None
+    if launcher and Path(launcher_argv[0]).name != "srun":
+        for name in _symlink_names(launcher):
+            m = re.fullmatch(r"(?:mpirun|mpiexec)(\..+)?", name.name)
+            if m:
+                cand = name.parent / f"mpicc{m.group(1) or ''}"
+                if cand.exists():
+                    return str(cand)
+    found = shutil.which("mpicc")
+    if not found:
+        raise InputError("--mpicc", "no mpicc on PATH; install an MPI or give --mpicc PATH")
+    return found
+
+
+def family_of(text: str) -> str:
+    """MPI family from `mpicc -show` or `<launcher> --version` output."""
+    t = text.lower()
+    if "intel(r) mpi" in t or "i_mpi" in t or "-lmpifort" in t:
+        return "intel"
+    if "open mpi" in t or "openmpi" in t or "open-rte" in t or "orterun" in t:
+        return "openmpi"
+    if "mpich" in t or "hydra" in t:
+        return "mpich"
+    return "unknown"
+
+
+def _mpi_library(show: str) -> str | None:
+    """The shared MPI library a `mpicc -show` line links (for the cache key)."""
+    words = show.split()
+    dirs = [w[2:] for w in words if w.startswith("-L")]
+    dirs += ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
+    for lib in (w[2:] for w in words if w.startswith("-l")):
+        if lib.startswith("mpi"):
+            for d in dirs:
+                f = Path(d) / f"lib{lib}.so"
+                if f.exists():
+                    return str(f.resolve())
+    return None
+
+
+def probe_mpi(mpicc: str) -> MPIInfo:
+    proc = _run([mpicc, "-show"])
+    if proc.returncode != 0:  # Open MPI before 1.x only knows -showme
+        proc = _run([mpicc, "-showme"])
+    if proc.returncode != 0:
+        raise ToolError(f"`{mpicc} -show` failed: {proc.stderr.strip()[:300]}")
+    show = proc.stdout.strip()
+    return MPIInfo(family_of(show + " " + mpicc), mpicc, show, _mpi_library(show))
+
+
+def launcher_family(argv: list[str]) -> str:
+    """"openmpi", "mpich", "intel" (both Hydra), "srun" or "unknown" (run as is)."""
+    if not argv:
+        raise InputError("trace", "no launcher given (use: latitude trace -- mpirun -np 4 ./app)")
+    name = Path(argv[0]).name
+    if name == "srun":
+        return "srun"
+    if not re.fullmatch(r"(mpirun|mpiexec|orterun|prterun)(\..+)?|mpiexec\.hydra", name):
+        return "unknown"
+    path = shutil.which(argv[0])
+    if not path:
+        raise InputError(argv[0], "launcher not found (is it on PATH?)")
+    names = " ".join(p.name for p in _symlink_names(path))
+    fam = family_of(names)
+    if fam == "unknown":
+        proc = _run([path, "--version"], timeout=30)
+        fam = family_of(proc.stdout + proc.stderr)
+    return fam
+
+
+# ---- build ----
+def cache_root() -> Path:
+    env = os.environ.get("LATITUDE_CACHE_DIR")
+    if env:
+        return Path(env) / "tracer"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "latitude" / "tracer"
+
+
+def cache_key(info: MPIInfo, src: Path) -> str:
+    h = hashlib.sha256()
+    h.update(info.show.encode() + b"\0" + info.mpicc.encode() + b"\0")
+    if info.library:
+        st = os.stat(info.library)
+        h.update(f"{info.library}:{st.st_size}:{int(st.st_mtime)}".encode())
+    h.update(source_hash(src).encode())
+    return h.hexdigest()[:20]
+
+
+def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False,
+                 log=None) -> Path:
+    """Compile the tracer for this MPI once; returns the cached library's path."""
+    src = tracer_sources()
+    target_dir = (root or cache_root()) / cache_key(info, src)
+    lib = target_dir / LIB_NAME
+    if lib.is_file() and not force:
+        return lib
+    if log:
+        log(f"building the tracer for {info.family} with {info.mpicc} (once, cached in {target_dir})")
+    target_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
+        proc = subprocess.run(["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ToolError(f"building the tracer with {info.mpicc} failed:\n"
+                            f"{proc.stdout}{proc.stderr}".rstrip())
+        target_dir.mkdir(exist_ok=True)
+        os.replace(Path(tmp) / LIB_NAME, lib)  # atomic: concurrent builds do not collide
+    return lib
+
+
+# ---- launch ----
+def launch_command(argv: list[str], family: str, env: dict[str, str]) -> tuple[list[str], dict]:
+    """The launcher command with `env` (LD_PRELOAD, LATITUDE_TRACE_*) passed to every rank,
+    and the environment to run it in. An unknown launcher (or the program itself, run as a
+    singleton) gets the variables in its own environment."""
+    run_env = dict(os.environ)
+    if family == "openmpi":
+        opts = [x for k, v in env.items() for x in ("-x", f"{k}={v}")]
+        return [argv[0], *opts, *argv[1:]], run_env
+    if family in ("mpich", "intel"):
+        opts = [x for k, v in env.items() for x in ("-genv", k, v)]
+        return [argv[0], *opts, *argv[1:]], run_env
+    if family == "srun":
+        if any("," in v for v in env.values()):
+            raise InputError("-o", "paths containing ',' cannot be passed through srun --export")
+        exports = ",".join(f"{k}={v}" for k, v in env.items())
+        return [argv[0], f"--export=ALL,{exports}", *argv[1:]], run_env
+    run_env.update(env)
+    return list(argv), run_env
+
+
+def preload_value(lib: Path) -> str:
+    """LD_PRELOAD for the ranks: our library first, keeping one the user already set."""
+    prev = os.environ.get("LD_PRELOAD", "").strip()
+    return f"{lib}:{prev}" if prev else str(lib)
+
+
+# ---- results ----
+@dataclass
+class TraceSummary:
+    files: list[Path]
+    ranks: int
+    calls: int
+    bytes: int
+    endings: dict[str, int]    # "#@ end" reason -> number of ranks ("missing" if none)
+
+
+def rank_of(path: Path) -> int:
+    m = re.search(r"(\d+)\.txt$", path.name)
+    return int(m.group(1)) if m else -1
+
+
+def trace_files(outdir: Path) -> list[Path]:
+    return sorted(outdir.glob(TRACE_GLOB), key=rank_of)
+
+
+def _scan(path: Path) -> tuple[int, str]:
+    """(call lines, end reason) of one rank file, reading it in large chunks."""
+    calls, prev, tail = 0, b"\n", b""
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            calls += (prev + chunk).count(b"\nMPI_")
+            prev = chunk[-1:]
+            tail = (tail + chunk)[-256:]
+    m = re.search(rb"\n#@ end ([^\n]*)\n?$", b"\n" + tail)
+    return calls, m.group(1).decode() if m else "missing"
+
+
+def summarize(outdir: Path) -> TraceSummary:
+    files = trace_files(outdir)
+    calls, endings = 0, {}
+    for f in files:
+        n, end = _scan(f)
+        calls += n
+        key = end.split()[0] if end != "missing" else end
+        endings[key] = endings.get(key, 0) + 1
+    return TraceSummary(files, len(files), calls, sum(f.stat().st_size for f in files), endings)
