@@ -117,7 +117,7 @@ _EXT = {
     "comm": re.compile(rf"\d+ seq=\d+ world={_RANKS}( remote={_RANKS})?$"),
     "typesizes": re.compile(r"send=\d+(,\d+)* recv=\d+(,\d+)*$"),
     "thread": re.compile(r"provided=\d+$"),
-    "end": re.compile(r"(finalize|abort -?\d+|signal \d+|exit-without-finalize)$"),
+    "end": re.compile(r"(finalize|abort -?\d+|signal \d+|exit-without-finalize|killed)$"),
 }
 _HEADER_EXT = {"latitude-trace", "mpi", "world", "clock", "request_size", "const", "comm"}
 
@@ -187,6 +187,8 @@ def parse(path: Path) -> RankTrace:
     text = Path(path).read_text()
     if text and not text.endswith("\n"):
         tr.errors.append(f"{path}: last line is not terminated")
+    if "\0" in text:
+        tr.errors.append(f"{path}: zero bytes (a killed rank's file that was not repaired)")
     for no, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{no}"
         if tr.end is not None:

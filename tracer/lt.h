@@ -31,6 +31,7 @@ struct lt_state {
     int rank, size;
     int padded;         /* liballprof-style zero-padded file names */
     int64_t nrec;       /* call records committed so far = index of the record being written */
+    int pid;            /* the process that opened the file (not a forked child) */
 };
 extern struct lt_state lt;
 
@@ -91,6 +92,8 @@ void lt_unlock(void);
 void lt_flush_locked(void);
 void lt_reserve_locked(size_t need);
 char *lt_ensure(char *p, size_t more); /* room for `more` bytes inside an open record */
+int lt_buf_open(size_t size);            /* after lt.fd is open */
+void lt_buf_end(const char *reason, size_t n); /* "#@ end <reason>", final size, close */
 
 static inline int lt_active(void) { return lt.active; }
 

@@ -1,5 +1,5 @@
-/* Trace file, record buffer, flushing, and the paths by which a run can end
- * (MPI_Finalize, MPI_Abort, exit without MPI_Finalize, SIGTERM/SIGINT/SIGHUP). */
+/* Opening the trace file and its header, and the paths by which a run can end (MPI_Finalize,
+ * MPI_Abort, exit without MPI_Finalize, SIGTERM/SIGINT/SIGHUP). The buffer is in lt_buf.c. */
 #define _GNU_SOURCE
 #include "lt.h"
 
@@ -16,7 +16,6 @@
 
 struct lt_state lt = {.fd = -1};
 
-static volatile uint64_t file_off; /* file offset of buf[0] */
 /* recursive: tracking tables lock too, also while a record is open */
 static pthread_mutex_t mtx = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -62,107 +61,17 @@ char *lt_u64(char *p, uint64_t v)
     return p + n;
 }
 
-/* ---- writing ---- */
-static void write_all(const char *b, size_t n, uint64_t off)
-{
-    while (n > 0) {
-        ssize_t w = pwrite(lt.fd, b, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* disk full or closed: nothing sensible left to do */
-        b += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-}
-
-/* Write the committed bytes. Signals are blocked so a handler never sees `used` and
- * `file_off` out of step (it would duplicate or overwrite a block). */
-void lt_flush_locked(void)
-{
-    sigset_t set, old;
-    sigemptyset(&set);
-    for (int i = 0; i < NSIGS; i++)
-        sigaddset(&set, sigs[i]);
-    pthread_sigmask(SIG_BLOCK, &set, &old);
-    size_t n = lt.used;
-    if (lt.fd >= 0 && n > 0)
-        write_all(lt.buf, n, file_off);
-    lt.used = 0;
-    file_off += n;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-/* Enlarge the buffer (contents kept) for a record larger than it. */
-static void grow(size_t need)
-{
-    if (need <= lt.cap)
-        return;
-    sigset_t set, old;
-    sigfillset(&set);
-    pthread_sigmask(SIG_BLOCK, &set, &old); /* a handler must not see a freed buffer */
-    char *nb = realloc(lt.buf, need * 2);
-    if (!nb) {
-        fprintf(stderr, "latitude-trace: out of memory for a %zu-byte record\n", need);
-        abort();
-    }
-    lt.buf = nb;
-    lt.cap = need * 2;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-/* Make room for `need` bytes at buf + used. */
-void lt_reserve_locked(size_t need)
-{
-    lt_flush_locked();
-    grow(need);
-}
-
-/* Room for `more` bytes after p, the write position of the record being formatted (not yet
- * committed): flush what is committed and move the partial record to the buffer start. */
-char *lt_ensure(char *p, size_t more)
-{
-    if ((size_t)(lt.buf + lt.cap - p) >= more + LT_SLACK)
-        return p;
-    size_t partial = (size_t)(p - (lt.buf + lt.used));
-    size_t start = lt.used;
-    lt_flush_locked(); /* used = 0; the partial record is still at buf + start */
-    memmove(lt.buf, lt.buf + start, partial);
-    grow(partial + more + LT_SLACK);
-    return lt.buf + partial;
-}
-
-/* Append "#@ end <reason>\n", flush and close. Called with the lock held or single-threaded. */
-static void finish_locked(const char *reason)
-{
-    if (lt.fd < 0)
-        return;
-    lt.active = 0;
-    size_t n = strlen(reason);
-    if (lt.cap - lt.used < n + 16)
-        lt_flush_locked();
-    char *p = lt.buf + lt.used;
-    p = LT_EXT(p, "end ");
-    p = lt_str(p, reason, n);
-    *p++ = '\n';
-    lt.used = (size_t)(p - lt.buf);
-    lt_flush_locked();
-    close(lt.fd);
-    lt.fd = -1;
-}
-
 void lt_finish(const char *reason)
 {
     lt_lock();
-    finish_locked(reason);
+    lt_buf_end(reason, strlen(reason));
     lt_unlock();
 }
 
 /* ---- end of run without MPI_Finalize ---- */
 static void at_exit(void)
 {
-    if (lt.active)
+    if (lt.active && getpid() == lt.pid) /* not in a forked child */
         lt_finish("exit-without-finalize");
 }
 
@@ -174,25 +83,16 @@ static int sig_index(int sig)
     return -1;
 }
 
-/* Async-signal-safe: only pwrite, sigaction, raise. Rewriting buf[0..used) at file_off is
- * idempotent, so a signal that interrupts a record being formatted loses only that record. */
+/* Async-signal-safe: lt_buf_end, sigaction, raise. A record being formatted when the signal
+ * arrives is dropped; everything committed before it is kept. */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     int i = sig_index(sig);
     struct sigaction *prev = i >= 0 ? &old_act[i] : NULL;
-    int fd = lt.fd;
-    if (fd >= 0) {
-        size_t n = lt.used;
-        write_all(lt.buf, n, file_off);
-        if (prev && prev->sa_handler == SIG_DFL && !(prev->sa_flags & SA_SIGINFO)) {
-            char tail[40], *p = LT_EXT(tail, "end signal ");
-            p = lt_u64(p, (uint64_t)sig);
-            *p++ = '\n';
-            write_all(tail, (size_t)(p - tail), file_off + n);
-            lt.active = 0;
-            lt.fd = -1;
-            close(fd);
-        }
+    int fatal = !prev || (prev->sa_handler == SIG_DFL && !(prev->sa_flags & SA_SIGINFO));
+    if (fatal && lt.fd >= 0 && getpid() == lt.pid) {
+        char reason[24] = "signal ", *p = lt_u64(reason + 7, (uint64_t)sig);
+        lt_buf_end(reason, (size_t)(p - reason));
     }
     if (!prev)
         return;
@@ -351,18 +251,18 @@ void lt_start(int thread_multiple)
     PMPI_Comm_rank(MPI_COMM_WORLD, &lt.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &lt.size);
     lt.mt = thread_multiple;
-    lt.cap = env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20);
-    lt.buf = malloc(lt.cap);
+    lt.pid = getpid();
     char path[4096];
     trace_path(path, sizeof path);
-    lt.fd = lt.buf ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-    if (lt.fd < 0) {
+    lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20)) != 0) {
         fprintf(stderr, "latitude-trace: rank %d: cannot write %s: %s (not tracing)\n",
                 lt.rank, path, strerror(errno));
+        if (lt.fd >= 0)
+            close(lt.fd);
+        lt.fd = -1;
         return;
     }
-    file_off = 0;
-    lt.used = 0;
     write_header();
     install_handlers();
     lt.active = 1;

@@ -164,7 +164,8 @@ int lt_world_rank(MPI_Comm comm, int rank, int remote)
 char *lt_ext_status(char *p, int64_t call, MPI_Comm comm, const MPI_Status *st)
 {
     int cancelled = 0, bytes = 0, inter = 0;
-    PMPI_Test_cancelled(st, &cancelled);
+    if (call >= 0) /* only requests can be cancelled; probes leave the flag undefined */
+        PMPI_Test_cancelled(st, &cancelled);
     if (cancelled || st->MPI_SOURCE == MPI_PROC_NULL)
         return p;
     PMPI_Get_count(st, MPI_BYTE, &bytes);

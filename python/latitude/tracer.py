@@ -255,6 +255,39 @@ def _scan(path: Path) -> tuple[int, str]:
     return calls, m.group(1).decode() if m else "missing"
 
 
+def repair(path: Path) -> bool:
+    """Close the file of a rank that was killed outright (SIGKILL): drop the zero bytes after
+    its last record (the tracer maps the file ahead of the data) and any partial line, and
+    append "#@ end killed". Returns True if the file needed it."""
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(max(0, size - 4096))
+        tail = f.read()
+        if re.search(rb"\n#@ end [^\n]*\n$", b"\n" + tail):
+            return False
+        end = size
+        if tail.endswith(b"\0"):  # scan back to the last data byte
+            pos = size
+            while pos > 0:
+                start = max(0, pos - (1 << 20))
+                f.seek(start)
+                block = f.read(pos - start).rstrip(b"\0")
+                if block:
+                    end = start + len(block)
+                    break
+                pos = start
+            else:
+                end = 0
+        f.seek(max(0, end - 65536))
+        last = f.read(end - max(0, end - 65536))
+        cut = last.rfind(b"\n")
+        keep = max(0, end - 65536) + cut + 1 if cut >= 0 else 0
+        f.truncate(keep)
+        f.seek(keep)
+        f.write(b"#@ end killed\n")
+    return True
+
+
 def summarize(outdir: Path) -> TraceSummary:
     files = trace_files(outdir)
     calls, endings = 0, {}

@@ -107,6 +107,8 @@ def run(args) -> int:
 
 
 def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_json: bool) -> int:
+    for f in tracer.trace_files(outdir):  # the launcher is gone: so are all ranks
+        tracer.repair(f)
     s = tracer.summarize(outdir)
     if not s.files:
         raise ToolError(

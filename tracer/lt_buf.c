@@ -1,0 +1,167 @@
+/* The record buffer.
+ *
+ * Normally it is a window of the trace file itself, mapped MAP_SHARED: a committed record is
+ * in the page cache at once, so it survives even SIGKILL (MPICH's Hydra kills the other ranks
+ * with SIGKILL when one calls MPI_Abort), and "flushing" is mapping the next window. The file
+ * is kept one window longer than the data; the final size is set when the run ends. A rank
+ * killed outright leaves zero bytes after its last record ("latitude trace" trims them).
+ * Where the file cannot be mapped, a heap buffer written with pwrite() is used instead. */
+#define _GNU_SOURCE
+#include "lt.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TAIL 64 /* kept free after the window for the "#@ end" line */
+
+static volatile uint64_t win_off; /* file offset of lt.buf[0] */
+static char *map_base;            /* the mapping (page aligned) when mapped */
+static size_t map_len, win_size;
+static uint64_t file_len;         /* current (pre-extended) file size */
+static int mapped;
+
+/* Signals that end the run are blocked while buf/used/win_off change together. */
+static void block(sigset_t *old)
+{
+    sigset_t set;
+    sigfillset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void unblock(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
+static void write_all(const char *b, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(lt.fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* disk full or closed: nothing sensible left to do */
+        b += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+}
+
+/* Map the window that starts at file offset pos, with room for `need` bytes. */
+static int map_at(uint64_t pos, size_t need)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint64_t aligned = pos & ~(uint64_t)(page - 1);
+    size_t lead = (size_t)(pos - aligned);
+    size_t len = win_size > need + lead + TAIL ? win_size : need + lead + TAIL;
+    len = (len + page - 1) & ~(page - 1);
+    if (aligned + len > file_len) {
+        if (ftruncate(lt.fd, (off_t)(aligned + len)) != 0)
+            return -1;
+        file_len = aligned + len;
+    }
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, lt.fd, (off_t)aligned);
+    if (m == MAP_FAILED)
+        return -1;
+    if (map_base)
+        munmap(map_base, map_len);
+    map_base = m;
+    map_len = len;
+    lt.buf = map_base + lead;
+    lt.cap = len - lead - TAIL;
+    win_off = pos;
+    return 0;
+}
+
+int lt_buf_open(size_t size)
+{
+    win_size = size;
+    win_off = 0;
+    lt.used = 0;
+    const char *m = getenv("LATITUDE_TRACE_MMAP");
+    if (!(m && *m == '0') && map_at(0, 0) == 0) {
+        mapped = 1;
+        return 0;
+    }
+    mapped = 0;
+    if (file_len)
+        ftruncate(lt.fd, 0);
+    file_len = 0;
+    lt.buf = malloc(size);
+    lt.cap = size;
+    return lt.buf ? 0 : -1;
+}
+
+/* Move past the committed bytes; a record being formatted (partial bytes after `used`)
+ * moves along. Returns the new address of its first byte. */
+static char *advance(size_t partial, size_t need)
+{
+    sigset_t old;
+    block(&old);
+    uint64_t pos = win_off + lt.used;
+    if (mapped) {
+        if (map_at(pos, partial + need) != 0) {
+            fprintf(stderr, "latitude-trace: cannot extend the trace file: %s\n",
+                    strerror(errno));
+            abort();
+        }
+        lt.used = 0; /* the partial record is already in the file pages now mapped */
+    } else {
+        write_all(lt.buf, lt.used, win_off);
+        memmove(lt.buf, lt.buf + lt.used, partial);
+        win_off = pos;
+        lt.used = 0;
+        if (partial + need > lt.cap) {
+            char *nb = realloc(lt.buf, (partial + need) * 2);
+            if (!nb)
+                abort();
+            lt.buf = nb;
+            lt.cap = (partial + need) * 2;
+        }
+    }
+    unblock(&old);
+    return lt.buf;
+}
+
+void lt_flush_locked(void) { advance(0, 0); }
+
+void lt_reserve_locked(size_t need) { advance(0, need); }
+
+char *lt_ensure(char *p, size_t more)
+{
+    if ((size_t)(lt.buf + lt.cap - p) >= more + LT_SLACK)
+        return p;
+    size_t partial = (size_t)(p - (lt.buf + lt.used));
+    return advance(partial, partial + more + LT_SLACK) + partial;
+}
+
+/* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
+ * allocation, only pwrite/ftruncate/munmap/close) so signal handlers can call it. */
+void lt_buf_end(const char *reason, size_t n)
+{
+    if (lt.fd < 0)
+        return;
+    int fd = lt.fd;
+    lt.active = 0;
+    lt.fd = -1;
+    char tail[TAIL + 64], *p = tail;
+    p = LT_EXT(p, "end ");
+    p = lt_str(p, reason, n < TAIL - 8 ? n : TAIL - 8);
+    *p++ = '\n';
+    size_t tn = (size_t)(p - tail);
+    uint64_t end = win_off + lt.used;
+    if (mapped) {
+        memcpy(lt.buf + lt.used, tail, tn); /* TAIL bytes are always free after the window */
+        munmap(map_base, map_len);
+        map_base = NULL;
+        ftruncate(fd, (off_t)(end + tn));
+    } else {
+        lt.fd = fd;
+        write_all(lt.buf, lt.used, win_off);
+        write_all(tail, tn, end);
+        lt.fd = -1;
+    }
+    close(fd);
+}
