@@ -51,15 +51,20 @@ def test_sigterm_to_the_launcher(ompi_apps, tmp_path):
     cmd = [sys.executable, "-m", "latitude", "trace", "-o", str(tmp_path), "--",
            *map(str, ompi(2)), str(ompi_apps / "faults"), "--mode", "hang", "--after", "2"]
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(list(tmp_path.glob("*.txt"))) < 2:
-        time.sleep(0.2)
-    time.sleep(1.0)  # some iterations of the hanging loop
-    launcher = _child_named(proc.pid, ("mpirun", "orterun"))
-    assert launcher, "mpirun not found among the children of latitude trace"
-    os.kill(launcher, signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len(list(tmp_path.glob("*.txt"))) < 2:
+            time.sleep(0.2)
+        time.sleep(1.0)  # some iterations of the hanging loop
+        launcher = _child_named(proc.pid, ("mpirun", "orterun"))
+        assert launcher, "mpirun not found among the children of latitude trace"
+        os.kill(launcher, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave the hanging ranks behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     ends = endings(tmp_path)
     assert sorted(ends) == [0, 1]
     for end, counts in ends.values():

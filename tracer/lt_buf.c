@@ -65,6 +65,9 @@ static int map_at(uint64_t pos, size_t need)
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, lt.fd, (off_t)aligned);
     if (m == MAP_FAILED)
         return -1;
+#ifdef MADV_POPULATE_WRITE
+    madvise(m, len, MADV_POPULATE_WRITE); /* one call instead of a page fault per 4 KiB */
+#endif
     if (map_base)
         munmap(map_base, map_len);
     map_base = m;
