@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Tracer overhead per motif app: runtime without and with the PMPI tracer, same machine,
+same run of this script.
+
+Each app runs --runs times in each mode, the modes interleaved (so load drifts hit both
+alike); the table shows medians of the app's own timed region ("elapsed_s", between two
+barriers after setup) and of the whole launcher run, plus calls and bytes per call of the
+trace. 2 ranks by default (the machine is shared with builds: keep it small, repeat).
+
+    python3 bench/tracer_overhead.py [--runs 7] [--np 2] [--mpicc mpicc] [--launcher mpirun]
+                                     [--quick] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from latitude import tracer  # noqa: E402
+
+# app, arguments sized for ~0.3-1 s of timed region on 2 ranks of a small machine
+CASES = [
+    ("halo2d", ["--nx", "1024", "--ny", "1024", "--iters", "400", "--mode", "nonblocking"]),
+    ("halo2d", ["--nx", "1024", "--ny", "1024", "--iters", "400", "--mode", "blocking"]),
+    ("sweep3d", ["--nx", "64", "--ny", "64", "--nz", "128", "--kba", "4", "--angles", "8"]),
+    ("alltoall", ["--n", "1024", "--iters", "20"]),
+    ("persistent", ["--n", "100000", "--iters", "4000"]),
+    ("subcomm", ["--iters", "4000", "--n", "256"]),
+    ("pingpong", ["--sizes", "8,1024,65536", "--iters", "20000"]),
+]
+QUICK = {"--iters": lambda v: str(max(1, int(v) // 10))}
+
+
+def build_apps(dest: Path, mpicc: str) -> None:
+    subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"MPICC={mpicc}", f"BIN={dest}"],
+                   check=True)
+
+
+def run_once(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(app's timed region, whole run) in seconds."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    m = re.search(r"elapsed_s ([\d.]+)", proc.stderr)
+    if not m:
+        raise SystemExit(f"no elapsed_s from {' '.join(cmd)}:\n{proc.stderr}")
+    return float(m.group(1)), wall
+
+
+def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Path,
+            tracedir: Path, runs: int) -> dict:
+    argv = [*launch, str(app), *args]
+    trace_env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(tracedir / "pmpi-trace-rank-")}
+    traced_cmd, traced_env = tracer.launch_command(argv, family, trace_env)
+    plain_env = dict(os.environ)
+    times = {"plain": [], "traced": []}
+    for i in range(runs):
+        order = ("plain", "traced") if i % 2 == 0 else ("traced", "plain")
+        for mode in order:
+            if mode == "plain":
+                times[mode].append(run_once(argv, plain_env))
+            else:
+                for f in tracer.trace_files(tracedir):
+                    f.unlink()
+                times[mode].append(run_once(traced_cmd, traced_env))
+    s = tracer.summarize(tracedir)
+    med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v))
+           for m, v in times.items()}
+    return {"app": app.name, "args": " ".join(args), "ranks": s.ranks,
+            "plain_s": med["plain"][0], "traced_s": med["traced"][0],
+            "overhead_pct": 100 * (med["traced"][0] / med["plain"][0] - 1),
+            "plain_wall_s": med["plain"][1], "traced_wall_s": med["traced"][1],
+            "wall_overhead_pct": 100 * (med["traced"][1] / med["plain"][1] - 1),
+            "calls": s.calls, "bytes": s.bytes,
+            "bytes_per_call": s.bytes / s.calls if s.calls else 0.0,
+            "runs": runs, "samples": times}
+
+
+def label(r: dict) -> str:
+    mode = re.search(r"--(?:mode|variant) (\S+)", r["args"])
+    return r["app"] + (f" ({mode.group(1)})" if mode else "")
+
+
+def print_table(rows: list[dict]) -> None:
+    head = (f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'wall_ovh':>9} "
+            f"{'calls':>9} {'calls/s':>9} {'B/call':>7}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        rate = r["calls"] / r["ranks"] / r["plain_s"] if r["plain_s"] else 0
+        print(f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
+              f"{r['overhead_pct']:8.1f}% {r['wall_overhead_pct']:8.1f}% {r['calls']:9d} "
+              f"{rate:9.0f} {r['bytes_per_call']:7.1f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7, help="runs per mode (median; default 7)")
+    ap.add_argument("--np", type=int, default=2, help="ranks (default 2)")
+    ap.add_argument("--mpicc", default="mpicc")
+    ap.add_argument("--launcher", default="mpirun")
+    ap.add_argument("--quick", action="store_true", help="a tenth of the iterations")
+    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    a = ap.parse_args()
+    if a.runs < 1:
+        ap.error("--runs must be >= 1")
+    family = tracer.launcher_family([a.launcher])
+    info = tracer.probe_mpi(tracer.find_mpicc([a.launcher], shutil.which(a.mpicc) and a.mpicc))
+    lib = tracer.build_tracer(info)
+    launch = [a.launcher, "-np", str(a.np)]
+    if family == "openmpi":
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="latitude-bench-") as tmp:
+        apps = Path(tmp) / "apps"
+        build_apps(apps, info.mpicc)
+        for app, args in CASES:
+            if a.quick:
+                args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v
+                        for i, v in enumerate(args)]
+            tracedir = Path(tmp) / f"t-{len(rows)}"
+            tracedir.mkdir()
+            rows.append(measure(apps / app, args, launch, family, lib, tracedir, a.runs))
+            print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
+    print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), median of {a.runs} "
+          "runs per mode; overhead = app's timed region, wall_ovh = whole launcher run")
+    print_table(rows)
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
