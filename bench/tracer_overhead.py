@@ -38,7 +38,10 @@ CASES = [
     ("subcomm", ["--iters", "4000", "--n", "256"]),
     ("pingpong", ["--sizes", "8,1024,65536", "--iters", "20000"]),
 ]
-QUICK = {"--iters": lambda v: str(max(1, int(v) // 10))}
+QUICK = {"--iters": lambda v: str(max(1, int(v) // 10)), "steps": lambda v: str(max(5, int(v) // 10))}
+# LAMMPS (Debian's lmp, if installed): the LJ benchmark; its timed region is "Loop time"
+LAMMPS = ("lmp", ["-in", str(ROOT / "bench/lammps/in.lj"), "-log", "none", "-var", "steps", "50"])
+TIMED = re.compile(r"elapsed_s ([\d.]+)|Loop time of ([\d.]+)")
 
 
 def build_apps(dest: Path, mpicc: str) -> None:
@@ -53,15 +56,15 @@ def run_once(cmd: list[str], env: dict) -> tuple[float, float]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-    m = re.search(r"elapsed_s ([\d.]+)", proc.stderr)
+    m = TIMED.search(proc.stderr + proc.stdout)
     if not m:
-        raise SystemExit(f"no elapsed_s from {' '.join(cmd)}:\n{proc.stderr}")
-    return float(m.group(1)), wall
+        raise SystemExit(f"no timed region reported by {' '.join(cmd)}:\n{proc.stderr}")
+    return float(m.group(1) or m.group(2)), wall
 
 
 def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Path,
             tracedir: Path, runs: int) -> dict:
-    argv = [*launch, str(app), *args]
+    argv = [*launch, str(app), *args]  # app: a path, or a command name such as lmp
     trace_env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(tracedir / "pmpi-trace-rank-")}
     traced_cmd, traced_env = tracer.launch_command(argv, family, trace_env)
     plain_env = dict(os.environ)
@@ -89,6 +92,8 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
 
 
 def label(r: dict) -> str:
+    if r["app"] == "lmp":
+        return "LAMMPS in.lj (32k atoms)"
     mode = re.search(r"--(?:mode|variant) (\S+)", r["args"])
     return r["app"] + (f" ({mode.group(1)})" if mode else "")
 
@@ -113,6 +118,7 @@ def main() -> int:
     ap.add_argument("--launcher", default="mpirun")
     ap.add_argument("--quick", action="store_true", help="a tenth of the iterations")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--no-lammps", action="store_true", help="skip the LAMMPS case")
     a = ap.parse_args()
     if a.runs < 1:
         ap.error("--runs must be >= 1")
@@ -127,13 +133,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="latitude-bench-") as tmp:
         apps = Path(tmp) / "apps"
         build_apps(apps, info.mpicc)
-        for app, args in CASES:
+        cases = [(apps / app, args) for app, args in CASES]
+        if shutil.which(LAMMPS[0]) and family == "openmpi" and not a.no_lammps:
+            cases.append((Path(LAMMPS[0]), LAMMPS[1]))
+        for app, args in cases:
             if a.quick:
                 args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v
                         for i, v in enumerate(args)]
             tracedir = Path(tmp) / f"t-{len(rows)}"
             tracedir.mkdir()
-            rows.append(measure(apps / app, args, launch, family, lib, tracedir, a.runs))
+            rows.append(measure(app, args, launch, family, lib, tracedir, a.runs))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
     print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), median of {a.runs} "
           "runs per mode; overhead = app's timed region, wall_ovh = whole launcher run")

@@ -50,7 +50,8 @@ SIGNATURES = {
     "MPI_Comm_split_type": "CIIHA", "MPI_Comm_create": "CHA", "MPI_Comm_create_group": "CHIA",
     "MPI_Intercomm_create": "CICIIA", "MPI_Intercomm_merge": "CIA",
     "MPI_Cart_create": "CIAAIA", "MPI_Cart_sub": "CAA", "MPI_Graph_create": "CIAAIA",
-    "MPI_Dist_graph_create_adjacent": "CIAAIAAHIA", "MPI_Comm_free": "A",
+    "MPI_Dist_graph_create_adjacent": "CIAAIAAHIA", "MPI_Dist_graph_create": "CIAAAAHIA",
+    "MPI_Comm_free": "A",
     "MPI_Comm_disconnect": "A", "MPI_Comm_group": "CA", "MPI_Comm_remote_group": "CA",
     "MPI_Comm_remote_size": "CA", "MPI_Comm_test_inter": "CA", "MPI_Cartdim_get": "CA",
     "MPI_Topo_test": "CA", "MPI_Comm_get_errhandler": "CA", "MPI_Comm_compare": "CCA",
@@ -98,7 +99,8 @@ COMPLETES = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test
 CREATES_COMM = {"MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
                 "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
                 "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create",
-                "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create_adjacent"}
+                "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create_adjacent",
+                "MPI_Dist_graph_create"}
 # calls whose receive side may use wildcards: (source field index, tag field index)
 WILDCARD_FIELDS = {"MPI_Recv": (3, 4), "MPI_Sendrecv": (8, 9), "MPI_Sendrecv_replace": (5, 6),
                    "MPI_Probe": (0, 1)}

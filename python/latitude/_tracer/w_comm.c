@@ -245,6 +245,29 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
     return rc;
 }
 
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *newcomm)
+{
+    uint64_t t0 = lt_now();
+    int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                    reorder, newcomm);
+    if (lt_active()) {
+        OPEN("MPI_Dist_graph_create", t0);
+        p = lt_comm(p, comm);
+        p = lt_int(p, n);
+        p = lt_ptr(p, sources);
+        p = lt_ptr(p, degrees);
+        p = lt_ptr(p, destinations);
+        p = lt_ptr(p, weights);
+        p = lt_hdl(p, info);
+        p = lt_int(p, reorder);
+        p = lt_ptr(p, newcomm);
+        end_newcomm(p, *newcomm);
+    }
+    return rc;
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
     uint64_t t0 = lt_now();

@@ -454,6 +454,15 @@ void mpi_request_free_(F *req, F *ierr)
 }
 F_ALIASES(request_free, MPI_REQUEST_FREE)
 
+void mpi_cancel_(F *req, F *ierr)
+{
+    uint64_t t0 = lt_now();
+    struct lt_req *r = lt_active() ? lt_req_claim(FR(req), req) : NULL;
+    REAL(pmpi_cancel_)(req, ierr);
+    lt_log_request_gone(LT_NAME("MPI_Cancel"), "cancel", t0, req, r, 0);
+}
+F_ALIASES(cancel, MPI_CANCEL)
+
 double mpi_wtime_(void)
 {
     uint64_t t0 = lt_now();

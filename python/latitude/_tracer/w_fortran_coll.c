@@ -225,6 +225,37 @@ void mpi_cart_create_(F *comm, F *ndims, F *dims, F *periods, F *reorder, F *new
 }
 F_ALIASES(cart_create, MPI_CART_CREATE)
 
+void mpi_comm_split_type_(F *comm, F *type, F *key, F *info, F *newcomm, F *ierr)
+{
+    uint64_t t0 = lt_now();
+    REAL(pmpi_comm_split_type_)(comm, type, key, info, newcomm, ierr);
+    if (!lt_active())
+        return;
+    MPI_Info i = PMPI_Info_f2c(*info);
+    char *p = lt_open("MPI_Comm_split_type", t0, 0);
+    p = lt_comm(p, FC(comm));
+    p = lt_int(p, *type);
+    p = lt_int(p, *key);
+    p = lt_hdl(p, i);
+    p = lt_ptr(p, newcomm);
+    newcomm_end(p, newcomm);
+}
+F_ALIASES(comm_split_type, MPI_COMM_SPLIT_TYPE)
+
+void mpi_cart_sub_(F *comm, F *remain, F *newcomm, F *ierr)
+{
+    uint64_t t0 = lt_now();
+    REAL(pmpi_cart_sub_)(comm, remain, newcomm, ierr);
+    if (!lt_active())
+        return;
+    char *p = lt_open("MPI_Cart_sub", t0, 0);
+    p = lt_comm(p, FC(comm));
+    p = lt_ptr(p, remain);
+    p = lt_ptr(p, newcomm);
+    newcomm_end(p, newcomm);
+}
+F_ALIASES(cart_sub, MPI_CART_SUB)
+
 void mpi_comm_free_(F *comm, F *ierr)
 {
     uint64_t t0 = lt_now();
