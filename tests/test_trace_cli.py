@@ -102,6 +102,8 @@ BROKEN = {
     "no end": ("#@ end finalize\n", ""),
     "unknown call": ("MPI_Finalize:17.000:-", "MPI_Finalise:17.000:-"),
     "malformed extension": ("#@ done 1,2", "#@ done one"),
+    "wildcard resolved to the wrong message": ("call=1 src=0 tag=7", "call=1 src=0 tag=8"),
+    "message to a rank that never receives it": (":0:7:100,0,1:16:", ":0:9:100,0,1:16:"),
 }
 
 

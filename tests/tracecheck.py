@@ -197,6 +197,8 @@ def parse(path: Path) -> RankTrace:
             tr.errors.append(f"{where}: line after '#@ end'")
         if line.startswith("#@ "):
             key, _, rest = line[3:].partition(" ")
+            if in_header and key == "comm":
+                tr.header.setdefault("_comms", []).append(rest)
             if in_header and key in _HEADER_EXT and key != "comm":
                 tr.header[key] = rest
                 if key == "const":
@@ -343,6 +345,127 @@ def _check_done(tr, where, rec, ext, active):
         tr.errors.append(f"{where}: {rec.name} completes more than one request")
 
 
+# ---- message matching: the extension lines must make every message resolvable ----
+SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend", "MPI_Issend",
+         "MPI_Ibsend", "MPI_Irsend"}
+SEND_INITS = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Bsend_init", "MPI_Rsend_init"}
+
+
+def _ranks(text: str) -> tuple[int, ...]:
+    out = []
+    for item in text.split(","):
+        lo, sep, hi = item.partition("-") if not item.startswith("-") else (item, "", "")
+        out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    return tuple(out)
+
+
+def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
+    """(sends, receives, errors) of one rank as Counters of (communicator, src, dst, tag):
+    the communicator as (world ranks, seq), src/dst as world ranks. Wildcard receives count
+    where their "#@ status" line resolves them; persistent requests count at every start."""
+    sends, recvs, errors = Counter(), Counter(), []
+    me = int(re.search(r"rank=(\d+)", tr.header.get("world", "rank=0")).group(1))
+    proc_null = tr.consts.get("proc_null")
+    wild = (tr.consts.get("any_source"), tr.consts.get("any_tag"))
+    comms = {}
+    persistent = {}  # init call index -> ("send"|"recv", comm, peer world, tag)
+
+    def note(spec):
+        h, seq, world, remote = re.match(r"(\d+) seq=(\d+) world=(\S+)(?: remote=(\S+))?$",
+                                         spec).groups()
+        comms[int(h)] = ((_ranks(world), int(seq)), _ranks(remote) if remote else None)
+
+    for spec in tr.header.get("_comms", []):
+        note(spec)
+    for index, rec in enumerate(tr.records):
+        f = rec.fields
+
+        def comm_of(field):
+            c = comms.get(int(field.split(",")[0]))
+            if c is None:
+                errors.append(f"{tr.path}:{rec.line}: communicator {field} never described")
+            return c
+
+        def world(c, r):
+            ranks = c[1] or c[0][0]
+            return ranks[r] if 0 <= r < len(ranks) else None
+
+        def add(counter, c, src, dst, tag):
+            if c is not None and proc_null not in (src, dst):
+                counter[(c[0], src, dst, tag)] += 1
+
+        name = rec.name
+        if name in SENDS or name in SEND_INITS:
+            c, dest, tag = comm_of(f[5]), int(f[3]), int(f[4])
+            if c and dest != proc_null:
+                item = (c, me, world(c, dest), tag)
+                if name in SEND_INITS:
+                    persistent[index] = ("send", *item)
+                else:
+                    add(sends, *item)
+        elif name in ("MPI_Recv", "MPI_Irecv", "MPI_Recv_init"):
+            c, src, tag = comm_of(f[5]), int(f[3]), int(f[4])
+            if c and src != proc_null and src not in wild[:1] and tag != wild[1]:
+                item = (c, world(c, src), me, tag)
+                if name == "MPI_Recv_init":
+                    persistent[index] = ("recv", *item)
+                else:
+                    add(recvs, *item)
+            elif c and name == "MPI_Recv_init":
+                persistent[index] = ("wild", c, None, me, None)
+            elif c and name == "MPI_Irecv":
+                persistent[index] = ("wild-once", c, None, me, None)
+        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+            # fields: ... dest 3, sendtag 4, then source/recvtag/comm at 8/9/10 or 5/6/7
+            s_, t_, c_ = (8, 9, 10) if name == "MPI_Sendrecv" else (5, 6, 7)
+            c = comm_of(f[c_])
+            if c:
+                if int(f[3]) != proc_null:
+                    add(sends, c, me, world(c, int(f[3])), int(f[4]))
+                src, tag = int(f[s_]), int(f[t_])
+                if src != proc_null and src != wild[0] and tag != wild[1]:
+                    add(recvs, c, world(c, src), me, tag)
+        for key, value in rec.ext:
+            if key == "comm":
+                note(value)
+            elif key == "start":
+                for k in _ids(value):
+                    kind, *item = persistent.get(k, ("?",))
+                    if kind in ("send", "recv"):
+                        add(sends if kind == "send" else recvs, *item)
+            elif key == "status":
+                m = re.match(r"(?:call=(\d+) )?src=(-?\d+) tag=(-?\d+)", value)
+                if m.group(1) is None and name in ("MPI_Probe", "MPI_Iprobe"):
+                    continue
+                if m.group(1) is None:  # blocking wildcard receive on this call's comm
+                    cf = {"MPI_Recv": 5, "MPI_Sendrecv": 10, "MPI_Sendrecv_replace": 7}[name]
+                    c = comm_of(f[cf])
+                else:
+                    c = persistent.get(int(m.group(1)), ("?", None))[1]
+                if c is not None:
+                    add(recvs, c, int(m.group(2)), me, int(m.group(3)))
+    return sends, recvs, errors
+
+
+def check_matching(traces: list[RankTrace]) -> list[str]:
+    """Every message sent is received exactly once, by the rank, communicator and tag the
+    traces say (only for runs where every rank reached MPI_Finalize)."""
+    if not traces or any(t.end != "finalize" for t in traces):
+        return []
+    sends, recvs, errors = Counter(), Counter(), []
+    for t in traces:
+        s, r, e = messages(t)
+        sends += s
+        recvs += r
+        errors += e
+    for key in sorted(set(sends) | set(recvs), key=str):
+        if sends[key] != recvs[key]:
+            (world, seq), src, dst, tag = key
+            errors.append(f"messages {src}->{dst} tag {tag} on communicator world={world} "
+                          f"seq={seq}: {sends[key]} sent, {recvs[key]} received")
+    return errors[:50]
+
+
 def rank_files(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
@@ -362,6 +485,8 @@ def check(paths: list[str]) -> tuple[list[RankTrace], list[str]]:
             errors.append(f"ranks present {ranks}, world size {size}")
     if not traces:
         errors.append("no trace files")
+    if not errors:
+        errors += check_matching(traces)
     return traces, errors
 
 
