@@ -35,7 +35,7 @@ CASES = [
     ("sweep3d", ["--nx", "64", "--ny", "64", "--nz", "128", "--kba", "4", "--angles", "8"]),
     ("alltoall", ["--n", "1024", "--iters", "20"]),
     ("persistent", ["--n", "100000", "--iters", "4000"]),
-    ("subcomm", ["--iters", "4000", "--n", "256"]),
+    ("subcomm", ["--iters", "40000", "--n", "256"]),
     ("pingpong", ["--sizes", "8,1024,65536", "--iters", "20000"]),
 ]
 QUICK = {"--iters": lambda v: str(max(1, int(v) // 10)), "steps": lambda v: str(max(5, int(v) // 10))}
@@ -81,9 +81,12 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
     s = tracer.summarize(tracedir)
     med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v))
            for m, v in times.items()}
+    # runs i of both modes are adjacent in time: their ratio sees the same machine load
+    paired = statistics.median(t[0] / p[0] for p, t in zip(times["plain"], times["traced"]))
     return {"app": app.name, "args": " ".join(args), "ranks": s.ranks,
             "plain_s": med["plain"][0], "traced_s": med["traced"][0],
             "overhead_pct": 100 * (med["traced"][0] / med["plain"][0] - 1),
+            "overhead_paired_pct": 100 * (paired - 1),
             "plain_wall_s": med["plain"][1], "traced_wall_s": med["traced"][1],
             "wall_overhead_pct": 100 * (med["traced"][1] / med["plain"][1] - 1),
             "calls": s.calls, "bytes": s.bytes,
@@ -99,14 +102,15 @@ def label(r: dict) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = (f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'wall_ovh':>9} "
-            f"{'calls':>9} {'calls/s':>9} {'B/call':>7}")
+    head = (f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
+            f"{'wall_ovh':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}")
     print(head)
     print("-" * len(head))
     for r in rows:
         rate = r["calls"] / r["ranks"] / r["plain_s"] if r["plain_s"] else 0
         print(f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
-              f"{r['overhead_pct']:8.1f}% {r['wall_overhead_pct']:8.1f}% {r['calls']:9d} "
+              f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
+              f"{r['wall_overhead_pct']:8.1f}% {r['calls']:9d} "
               f"{rate:9.0f} {r['bytes_per_call']:7.1f}")
 
 
@@ -119,6 +123,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a tenth of the iterations")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--no-lammps", action="store_true", help="skip the LAMMPS case")
+    ap.add_argument("--only", metavar="APP", action="append",
+                    help="run only this app (repeatable; lmp for LAMMPS)")
     a = ap.parse_args()
     if a.runs < 1:
         ap.error("--runs must be >= 1")
@@ -136,6 +142,8 @@ def main() -> int:
         cases = [(apps / app, args) for app, args in CASES]
         if shutil.which(LAMMPS[0]) and family == "openmpi" and not a.no_lammps:
             cases.append((Path(LAMMPS[0]), LAMMPS[1]))
+        if a.only:
+            cases = [(app, args) for app, args in cases if app.name in a.only]
         for app, args in cases:
             if a.quick:
                 args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v
@@ -144,8 +152,10 @@ def main() -> int:
             tracedir.mkdir()
             rows.append(measure(app, args, launch, family, lib, tracedir, a.runs))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
-    print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), median of {a.runs} "
-          "runs per mode; overhead = app's timed region, wall_ovh = whole launcher run")
+    print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
+          "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
+          "median of the per-pair ratios (run i with / run i without, adjacent in time); "
+          "wall_ovh: of the medians of the whole launcher run; calls/s: per rank")
     print_table(rows)
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))

@@ -186,7 +186,7 @@ def parse(path: Path) -> RankTrace:
     """Parse and check one rank file."""
     tr = RankTrace(Path(path))
     in_header, last_end, prev = True, None, None
-    text = Path(path).read_text()
+    text = Path(path).read_text(errors="replace")
     if text and not text.endswith("\n"):
         tr.errors.append(f"{path}: last line is not terminated")
     if "\0" in text:

@@ -4,8 +4,10 @@
  *     uint64_t t0 = lt_now();  rc = PMPI_X(...);
  *     if (lt_active()) { p = lt_open("MPI_X", t0, extra); p = lt_<field>(p, ...); ...;
  *                        p = lt_end(p); [extension lines]; lt_commit(p); }
- * Records are formatted straight into one per-process buffer and written to the rank's file
- * in large blocks (see lt_core.c). The end time is taken after the arguments are formatted,
+ * Records are formatted straight into one per-process buffer, a mapped window of the rank's
+ * file (lt_buf.c); lt_core.c opens the file and handles the ways a run ends; lt_track.c and
+ * lt_reqs.c keep what the "#@" extension lines need. The end time is taken after the
+ * arguments are formatted,
  * so the tracer's own work sits inside [tstart, tend] (which converters treat as MPI time)
  * rather than in the computation gaps between calls.
  */
@@ -194,7 +196,6 @@ void lt_req_new(MPI_Request h, const void *slot, int persistent, MPI_Comm wild_c
  * slot with the same shared handle in the same call resolves to a different request. */
 struct lt_req *lt_req_claim(MPI_Request h, const void *slot);
 int lt_req_wild(const struct lt_req *r);
-int64_t lt_req_call(const struct lt_req *r);
 /* Done with a claimed request: `completed` frees non-persistent ones, `drop` frees any. */
 void lt_req_release(struct lt_req *r, int completed, int drop);
 /* "#@ status"/"#@ comm" lines a completed request needs (wildcard receive, MPI_Comm_idup) */
@@ -205,10 +206,11 @@ char *lt_ext_calls(char *p, const char *key, struct lt_req *const *rs, const int
 int lt_is_wild(int src, int tag);
 /* "#@ status [call=<k> ]src=<world rank> tag=<t> bytes=<n>"; call < 0 for blocking calls */
 char *lt_ext_status(char *p, int64_t call, MPI_Comm comm, const MPI_Status *st);
-int lt_world_rank(MPI_Comm comm, int rank, int remote);
 
-/* communicator creation: "#@ comm <handle> seq=<k> world=<list> [remote=<list>]" */
-size_t lt_comm_ext_bytes(MPI_Comm c);
+/* communicator creation: lt_comm_new registers a communicator just created (numbering it)
+ * and returns the bytes its line needs; lt_ext_comm writes
+ * "#@ comm <handle> seq=<k> world=<list> [remote=<list>]" */
+size_t lt_comm_new(MPI_Comm c);
 char *lt_ext_comm(char *p, MPI_Comm c);
 void lt_comm_forget(MPI_Comm c);
 
@@ -217,7 +219,7 @@ void lt_start(int thread_multiple); /* open the file, write the header, arm exit
 void lt_finish(const char *reason);
 void lt_header_ext(void);
 
-/* bytes to reserve for a "v" list over comm */
+/* entries of a "v" count list over comm (the remote group for intercommunicators) */
 int lt_comm_peers(MPI_Comm c);
 
 #endif

@@ -88,8 +88,6 @@ struct lt_req *lt_req_claim(MPI_Request h, const void *slot)
 
 int lt_req_wild(const struct lt_req *r) { return r && (r->wild || r->idup); }
 
-int64_t lt_req_call(const struct lt_req *r) { return r ? r->call : -1; }
-
 static void unlink_req(struct lt_req *r)
 {
     uint64_t *head = lt_map_get(&reqs, r->handle);
@@ -125,7 +123,7 @@ char *lt_ext_completed(char *p, struct lt_req *r, const MPI_Status *st)
     if (!r)
         return p;
     if (r->idup && *r->idup != MPI_COMM_NULL) {
-        p = lt_ensure(p, lt_comm_ext_bytes(*r->idup));
+        p = lt_ensure(p, lt_comm_new(*r->idup));
         p = lt_ext_comm(p, *r->idup);
     } else if (r->wild && st) {
         p = lt_ensure(p, 160);

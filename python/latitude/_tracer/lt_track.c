@@ -90,7 +90,7 @@ static struct comm_ent *comm_new(MPI_Comm c)
     return e;
 }
 
-size_t lt_comm_ext_bytes(MPI_Comm c)
+size_t lt_comm_new(MPI_Comm c)
 {
     if (c == MPI_COMM_NULL)
         return 0;
@@ -117,7 +117,7 @@ static char *rank_list(char *p, const int *r, int n)
     return p;
 }
 
-/* "#@ comm <handle> seq=<k> world=<list> [remote=<list>]"; call lt_comm_ext_bytes first. */
+/* "#@ comm <handle> seq=<k> world=<list> [remote=<list>]"; call lt_comm_new first. */
 char *lt_ext_comm(char *p, MPI_Comm c)
 {
     if (c == MPI_COMM_NULL)
@@ -139,7 +139,7 @@ char *lt_ext_comm(char *p, MPI_Comm c)
 
 void lt_header_ext(void)
 {
-    size_t need = lt_comm_ext_bytes(MPI_COMM_WORLD) + lt_comm_ext_bytes(MPI_COMM_SELF);
+    size_t need = lt_comm_new(MPI_COMM_WORLD) + lt_comm_new(MPI_COMM_SELF);
     lt_lock();
     lt_reserve_locked(need + 64);
     char *p = lt.buf + lt.used;
@@ -149,7 +149,7 @@ void lt_header_ext(void)
     lt_unlock();
 }
 
-int lt_world_rank(MPI_Comm comm, int rank, int remote)
+static int world_rank(MPI_Comm comm, int rank, int remote)
 {
     if (rank < 0 || comm == MPI_COMM_NULL)
         return rank; /* MPI_PROC_NULL, MPI_ANY_SOURCE, ... */
@@ -178,7 +178,7 @@ char *lt_ext_status(char *p, int64_t call, MPI_Comm comm, const MPI_Status *st)
         *p++ = ' ';
     }
     p = LT_LIT(p, "src=");
-    p = lt_i64(p, lt_world_rank(comm, st->MPI_SOURCE, inter));
+    p = lt_i64(p, world_rank(comm, st->MPI_SOURCE, inter));
     p = LT_LIT(p, " tag=");
     p = lt_i64(p, st->MPI_TAG);
     p = LT_LIT(p, " bytes=");

@@ -8,7 +8,7 @@ static void end_newcomm(char *p, MPI_Comm newcomm)
 {
     p = lt_end(p);
     if (newcomm != MPI_COMM_NULL) {
-        p = lt_ensure(p, lt_comm_ext_bytes(newcomm));
+        p = lt_ensure(p, lt_comm_new(newcomm));
         p = lt_ext_comm(p, newcomm);
     }
     lt_commit(p);

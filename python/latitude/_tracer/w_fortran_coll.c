@@ -159,7 +159,7 @@ static void newcomm_end(char *p, F *newcomm)
     p = lt_end(p);
     MPI_Comm c = FC(newcomm);
     if (c != MPI_COMM_NULL) {
-        p = lt_ensure(p, lt_comm_ext_bytes(c));
+        p = lt_ensure(p, lt_comm_new(c));
         p = lt_ext_comm(p, c);
     }
     lt_commit(p);
