@@ -8,7 +8,7 @@ use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
-use latitude_core::model::{p, Model, Point, Protocol, NPARAM};
+use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
 use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -139,7 +139,7 @@ impl Graph {
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
             let plan = inner.plan(model)?;
-            let pr = engine_predict(&inner.g, &plan, &pt);
+            let pr = engine_predict(&inner.g, &plan, &pt)?;
             let summary = pr.summary(&inner.g);
             let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
                 .path
@@ -210,7 +210,7 @@ impl Graph {
     }
 
     /// Every breakpoint of T in parameter `param` (0..5 = L, o, g, G, O) on [lo, hi] (ns, or
-    /// ns per byte), exact. Positions come as (num, den) in fs and as floats in ns.
+    /// ns per byte), exact. Positions come as (num, den) in ticks (10⁻⁹ ns).
     #[pyo3(signature = (theta, param, lo, hi, step=None, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn sweep<'py>(
@@ -227,8 +227,8 @@ impl Graph {
     ) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
         let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
-        let (lo, hi) = (fs(lo), fs(hi));
-        let step = step.map(fs);
+        let (lo, hi) = (ticks(lo), ticks(hi));
+        let step = step.map(ticks);
         if param >= NPARAM || lo > hi {
             return Err(pyo3::exceptions::PyValueError::new_err("bad sweep parameter or range"));
         }
@@ -236,7 +236,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step }))
+                parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step })
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -250,7 +250,7 @@ impl Graph {
     }
 
     /// Largest value of parameter `param` with T ≤ ratio·T(x0) for each ratio (num, den).
-    /// Returns T(x0) in fs and, per ratio, (num, den) in fs or None (unbounded).
+    /// Returns T(x0) in ticks and, per ratio, (num, den) in ticks or None (unbounded).
     #[pyo3(signature = (theta, param, x0, ratios, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn tolerance<'py>(
@@ -269,12 +269,12 @@ impl Graph {
         if param >= NPARAM || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad tolerance parameter or ratio (< 1)"));
         }
-        let x0 = fs(x0);
+        let x0 = ticks(x0);
         let (t0, res) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios))
+                tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios)
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -285,8 +285,8 @@ impl Graph {
         Ok(d)
     }
 
-    /// For each absolute target τ = (num, den) fs: the largest value of parameter `param`
-    /// ≥ x0 with T ≤ τ: (num, den) fs, "unbounded", or "exceeded" (T(x0) > τ already).
+    /// For each absolute target τ = (num, den) ticks: the largest value of parameter `param`
+    /// ≥ x0 with T ≤ τ: (num, den) ticks, "unbounded", or "exceeded" (T(x0) > τ already).
     #[pyo3(signature = (theta, param, x0, targets, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn max_below(
@@ -306,12 +306,12 @@ impl Graph {
             return Err(pyo3::exceptions::PyValueError::new_err("bad parameter or target"));
         }
         let targets: Vec<Rat> = targets.into_iter().map(|(n, d)| Rat::new(n, d)).collect();
-        let x0 = fs(x0);
+        let x0 = ticks(x0);
         let (bounds, _) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets))
+                tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets)
             })
             .map_err(|e| input_error(py, e))?;
         Ok(bounds
@@ -345,9 +345,9 @@ impl Graph {
     }
 }
 
-/// ns (float) -> fs (integer), the unit of exact parameter values.
-fn fs(ns: f64) -> i128 {
-    (ns * 1e6).round() as i128
+/// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
+fn ticks(ns: f64) -> i128 {
+    (ns * TICKS_PER_NS as f64).round() as i128
 }
 
 fn rat(r: Rat) -> (i128, i128) {
