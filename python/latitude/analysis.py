@@ -97,6 +97,7 @@ class Sensitivity:
     passes: int = 0
     method: str = "engine"
     baseline: float | None = None
+    complete: bool = True
 
     def piece_at(self, x) -> Piece:
         x = Fraction(x)
