@@ -94,6 +94,19 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
             "runs": runs, "samples": times}
 
 
+# single rank, call-bound: the cost per traced call without any interplay between ranks
+PER_CALL = ("persistent", ["--n", "64", "--halo", "1", "--iters", "200000"])
+
+
+def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path,
+                runs: int) -> tuple[float, int]:
+    tracedir.mkdir(exist_ok=True)
+    r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs)
+    diff = statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"],
+                                                         r["samples"]["traced"]))
+    return diff / r["calls"] * 1e9, r["calls"]
+
+
 def label(r: dict) -> str:
     if r["app"] == "lmp":
         return "LAMMPS in.lj (32k atoms)"
@@ -103,14 +116,14 @@ def label(r: dict) -> str:
 
 def print_table(rows: list[dict]) -> None:
     head = (f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
-            f"{'wall_ovh':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}")
+            f"{'wall_ovh':>9} {'expected':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}")
     print(head)
     print("-" * len(head))
     for r in rows:
         rate = r["calls"] / r["ranks"] / r["plain_s"] if r["plain_s"] else 0
         print(f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
               f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
-              f"{r['wall_overhead_pct']:8.1f}% {r['calls']:9d} "
+              f"{r['wall_overhead_pct']:8.1f}% {r.get('expected_pct', 0):8.2f}% {r['calls']:9d} "
               f"{rate:9.0f} {r['bytes_per_call']:7.1f}")
 
 
@@ -152,11 +165,18 @@ def main() -> int:
             tracedir.mkdir()
             rows.append(measure(app, args, launch, family, lib, tracedir, a.runs))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
+        cost, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib,
+                              Path(tmp) / "percall", a.runs)
+    for r in rows:  # calls/s per rank x cost per call; ranks run in parallel
+        r["expected_pct"] = 100 * r["calls"] / r["ranks"] * cost * 1e-9 / r["plain_s"]
     print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
           "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
           "median of the per-pair ratios (run i with / run i without, adjacent in time); "
-          "wall_ovh: of the medians of the whole launcher run; calls/s: per rank")
+          "wall_ovh: of the medians of the whole launcher run; expected: calls/s per rank x "
+          "cost per call; calls/s: per rank")
     print_table(rows)
+    print(f"cost per traced call: {cost:.0f} ns (1 rank, {PER_CALL[0]} "
+          f"{' '.join(PER_CALL[1])}, {n} calls, median of {a.runs} paired runs)")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
     return 0

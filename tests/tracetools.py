@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
 PYDIR = ROOT / "python"
 HAVE_OMPI = shutil.which("mpicc.openmpi") is not None or (
-    shutil.which("mpicc") is not None and "open" in subprocess.run(
-        ["mpirun", "--version"], capture_output=True, text=True).stdout.lower())
+    shutil.which("mpicc") is not None and shutil.which("mpirun") is not None and "open" in
+    subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.lower())
 HAVE_MPICH = shutil.which("mpicc.mpich") is not None and shutil.which("mpiexec.mpich") is not None
 OMPI_CC = shutil.which("mpicc.openmpi") or "mpicc"
 OMPI_RUN = shutil.which("mpirun.openmpi") or "mpirun"
