@@ -11,7 +11,8 @@ import pytest
 
 import tracecheck
 from latitude import tracer
-from tracetools import HAVE_MPICH, ompi, ompi_apps, run, trace, tracer_cache  # noqa: F401
+from tracetools import (HAVE_MPICH, HAVE_OMPI, ompi, ompi_apps, run, trace,  # noqa: F401
+                        tracer_cache)
 
 LIB = "/cache/liblatitude_trace.so"
 ENV = {"LD_PRELOAD": LIB, "LATITUDE_TRACE_PREFIX": "/out/pmpi-trace-rank-"}
@@ -45,6 +46,7 @@ def test_family_detection():
         assert tracer.probe_mpi(shutil.which("mpicc.mpich")).family == "mpich"
 
 
+@pytest.mark.skipif(not HAVE_OMPI, reason="needs Open MPI")
 def test_print_command_and_mismatch(tmp_path, tracer_cache):
     out = run([sys.executable, "-m", "latitude", "trace", "--print-command", "-o", tmp_path,
                "--", "mpirun", "-np", "4", "./app"]).stdout

@@ -51,6 +51,17 @@ def _log(msg: str) -> None:
     print(f"latitude: {msg}", file=sys.stderr, flush=True)
 
 
+def _build(info, force: bool) -> Path:
+    """The cached tracer; building it takes a few seconds: a spinner on a terminal."""
+    if not sys.stderr.isatty():
+        return tracer.build_tracer(info, force=force, log=_log)
+    from rich.console import Console
+
+    with Console(stderr=True).status(f"building the tracer for {info.family} ...") as status:
+        return tracer.build_tracer(info, force=force,
+                                   log=lambda msg: status.update(f"latitude: {msg}"))
+
+
 def _prepare_output(outdir: Path) -> None:
     if outdir.exists() and not outdir.is_dir():
         raise InputError("-o", f"{outdir} exists and is not a directory")
@@ -88,7 +99,7 @@ def run(args) -> int:
             and not {family, info.family} <= hydra:
         raise InputError("--mpicc", f"{info.mpicc} builds for {info.family} but {argv[0]} "
                          f"launches {family}; pass the matching --mpicc")
-    lib = tracer.build_tracer(info, force=args.rebuild, log=_log)
+    lib = _build(info, args.rebuild)
     outdir = Path(args.output).absolute()
     cmd, env = tracer.launch_command(argv, family, _trace_env(lib, outdir, args))
     if args.print_command:
