@@ -36,41 +36,45 @@ void lt_log_iprobe(uint64_t t0, int src, int tag, MPI_Comm comm, const void *fla
                    const void *staddr, const MPI_Status *wild_st);
 
 /* collectives (w_coll.c): reqaddr NULL for blocking ones */
-void lt_log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, const void *reqaddr, MPI_Request req);
+void lt_log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, const void *reqaddr,
+                    MPI_Request req);
 void lt_log_bcast(const char *name, size_t n, uint64_t t0, const void *buf, int count,
-                      MPI_Datatype dt, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                  MPI_Datatype dt, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req);
 void lt_log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
-                       int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                       const void *reqaddr, MPI_Request req);
+                   int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                   const void *reqaddr, MPI_Request req);
 void lt_log_allreduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
-                          int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, const void *reqaddr, MPI_Request req);
-void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                               void *rbuf, const int *rcounts, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                      int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, const void *reqaddr,
+                      MPI_Request req);
+void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
+                           const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                           const void *reqaddr, MPI_Request req);
 void lt_log_rooted(const char *name, size_t n, uint64_t t0, int scatter, const void *sbuf,
-                       int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                       int root, MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                   int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                   int root, MPI_Comm comm, const void *reqaddr, MPI_Request req);
 void lt_log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                    MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                    const void *reqaddr, MPI_Request req);
+                MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                const void *reqaddr, MPI_Request req);
 void lt_log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                        MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                        MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req);
-void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                         const int *scounts, const int *displs, MPI_Datatype stype, void *rbuf,
-                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                         const void *reqaddr, MPI_Request req);
+                    MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
+                    MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr,
+                    MPI_Request req);
+void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf, const int *scounts,
+                     const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr,
+                     MPI_Request req);
 void lt_log_allgatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                           MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                           MPI_Datatype rtype, MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                       MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
+                       MPI_Datatype rtype, MPI_Comm comm, const void *reqaddr, MPI_Request req);
 void lt_log_alltoallv(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                          const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
-                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                          MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype, MPI_Comm comm,
+                      const void *reqaddr, MPI_Request req);
 void lt_log_alltoallw(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                          const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
-                          void *rbuf, const int *rcounts, const int *rdispls,
-                          const MPI_Datatype *rtypes, MPI_Comm comm, const void *reqaddr, MPI_Request req);
+                      const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
+                      void *rbuf, const int *rcounts, const int *rdispls,
+                      const MPI_Datatype *rtypes, MPI_Comm comm, const void *reqaddr,
+                      MPI_Request req);
 
 /* completion calls (w_req.c) */
 #define LT_SMALL 64

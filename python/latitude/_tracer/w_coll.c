@@ -1,7 +1,8 @@
 /* Collectives, blocking and nonblocking (the I-variant adds the request field; its
- * completion shows up in the "#@ done" line of a Wait/Test call). Arguments MPI ignores on this rank (the receive side off the root, the send
- * side with MPI_IN_PLACE) may be garbage and are written without being dereferenced:
- * datatypes as "<handle>,0,0", count lists as zeros. */
+ * completion shows up in the "#@ done" line of a Wait/Test call). Arguments MPI ignores on
+ * this rank (the receive side off the root, the send side with MPI_IN_PLACE) may be garbage
+ * and are written without being dereferenced: datatypes as "<handle>,0,0", count lists as
+ * zeros. */
 #include "lt_log.h"
 
 #include <stdlib.h>
@@ -39,19 +40,20 @@ static void coll_end(char *p, MPI_Comm comm, const void *reqaddr, MPI_Request re
     lt_commit(lt_end(p));
 }
 
-#define OPEN(name, n, t0)                                                                      \
-    if (!lt_active())                                                                          \
-        return;                                                                                \
+#define OPEN(name, n, t0)                                                                         \
+    if (!lt_active())                                                                             \
+        return;                                                                                   \
     char *p = lt_open_n(name, n, t0, 0)
 
-void lt_log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+void lt_log_barrier(const char *name, size_t n, uint64_t t0, MPI_Comm comm, const void *reqaddr,
+                    MPI_Request req)
 {
     OPEN(name, n, t0);
     coll_end(p, comm, reqaddr, req);
 }
 
 void lt_log_bcast(const char *name, size_t n, uint64_t t0, const void *buf, int count,
-                      MPI_Datatype dt, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                  MPI_Datatype dt, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, buf);
@@ -62,8 +64,8 @@ void lt_log_bcast(const char *name, size_t n, uint64_t t0, const void *buf, int 
 }
 
 void lt_log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
-                       int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-                       const void *reqaddr, MPI_Request req)
+                   int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                   const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -77,7 +79,8 @@ void lt_log_reduce(const char *name, size_t n, uint64_t t0, const void *sbuf, vo
 
 /* Allreduce, Scan, Exscan, Reduce_scatter_block: sendbuf, recvbuf, count, type, op, comm */
 void lt_log_allreduce(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
-                          int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                      int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, const void *reqaddr,
+                      MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -88,9 +91,9 @@ void lt_log_allreduce(const char *name, size_t n, uint64_t t0, const void *sbuf,
     coll_end(p, comm, reqaddr, req);
 }
 
-void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                               void *rbuf, const int *rcounts, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, const void *reqaddr, MPI_Request req)
+void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *sbuf, void *rbuf,
+                           const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                           const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -103,8 +106,8 @@ void lt_log_reduce_scatter(const char *name, size_t n, uint64_t t0, const void *
 
 /* Gather (scatter = 0) and Scatter (scatter = 1) */
 void lt_log_rooted(const char *name, size_t n, uint64_t t0, int scatter, const void *sbuf,
-                       int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                       int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                   int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                   int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root);
@@ -122,8 +125,8 @@ void lt_log_rooted(const char *name, size_t n, uint64_t t0, int scatter, const v
 
 /* Allgather and Alltoall */
 void lt_log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                    MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                    const void *reqaddr, MPI_Request req)
+                MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     p = lt_ptr(p, sbuf);
@@ -136,8 +139,9 @@ void lt_log_all(const char *name, size_t n, uint64_t t0, const void *sbuf, int s
 }
 
 void lt_log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                        MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                        MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                    MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
+                    MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr,
+                    MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root), np = lt_comm_peers(comm);
@@ -152,10 +156,10 @@ void lt_log_gatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, i
     coll_end(p, comm, reqaddr, req);
 }
 
-void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                         const int *scounts, const int *displs, MPI_Datatype stype, void *rbuf,
-                         int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                         const void *reqaddr, MPI_Request req)
+void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf, const int *scounts,
+                     const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm, const void *reqaddr,
+                     MPI_Request req)
 {
     OPEN(name, n, t0);
     int role = root_role(comm, root), np = lt_comm_peers(comm);
@@ -171,8 +175,8 @@ void lt_log_scatterv(const char *name, size_t n, uint64_t t0, const void *sbuf,
 }
 
 void lt_log_allgatherv(const char *name, size_t n, uint64_t t0, const void *sbuf, int scount,
-                           MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                           MPI_Datatype rtype, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                       MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
+                       MPI_Datatype rtype, MPI_Comm comm, const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm);
@@ -187,9 +191,9 @@ void lt_log_allgatherv(const char *name, size_t n, uint64_t t0, const void *sbuf
 }
 
 void lt_log_alltoallv(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                          const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
-                          const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                          MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                      const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype, MPI_Comm comm,
+                      const void *reqaddr, MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm), in_place = sbuf == MPI_IN_PLACE;
@@ -219,9 +223,10 @@ static char *type_sizes(char *p, const MPI_Datatype *types, int np, int used)
 }
 
 void lt_log_alltoallw(const char *name, size_t n, uint64_t t0, const void *sbuf,
-                          const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
-                          void *rbuf, const int *rcounts, const int *rdispls,
-                          const MPI_Datatype *rtypes, MPI_Comm comm, const void *reqaddr, MPI_Request req)
+                      const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
+                      void *rbuf, const int *rcounts, const int *rdispls,
+                      const MPI_Datatype *rtypes, MPI_Comm comm, const void *reqaddr,
+                      MPI_Request req)
 {
     OPEN(name, n, t0);
     int np = lt_comm_peers(comm), in_place = sbuf == MPI_IN_PLACE;
@@ -250,20 +255,22 @@ void lt_log_alltoallw(const char *name, size_t n, uint64_t t0, const void *sbuf,
 
 /* ---- C bindings: each blocking collective and its nonblocking twin ---- */
 #define T0 uint64_t t0 = lt_now()
+#define BLOCKING NULL, MPI_REQUEST_NULL
+#define NB(req) (req), *(req)
 #define NM(s) LT_NAME(s)
 
 int MPI_Barrier(MPI_Comm comm)
 {
     T0;
     int rc = PMPI_Barrier(comm);
-    lt_log_barrier(NM("MPI_Barrier"), t0, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_barrier(NM("MPI_Barrier"), t0, comm, BLOCKING);
     return rc;
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
     T0;
     int rc = PMPI_Ibarrier(comm, req);
-    lt_log_barrier(NM("MPI_Ibarrier"), t0, comm, req, *req);
+    lt_log_barrier(NM("MPI_Ibarrier"), t0, comm, NB(req));
     return rc;
 }
 
@@ -271,14 +278,14 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     T0;
     int rc = PMPI_Bcast(buf, count, dt, root, comm);
-    lt_log_bcast(NM("MPI_Bcast"), t0, buf, count, dt, root, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_bcast(NM("MPI_Bcast"), t0, buf, count, dt, root, comm, BLOCKING);
     return rc;
 }
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
 {
     T0;
     int rc = PMPI_Ibcast(buf, count, dt, root, comm, req);
-    lt_log_bcast(NM("MPI_Ibcast"), t0, buf, count, dt, root, comm, req, *req);
+    lt_log_bcast(NM("MPI_Ibcast"), t0, buf, count, dt, root, comm, NB(req));
     return rc;
 }
 
@@ -287,7 +294,7 @@ int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, in
 {
     T0;
     int rc = PMPI_Reduce(s, r, count, dt, op, root, comm);
-    lt_log_reduce(NM("MPI_Reduce"), t0, s, r, count, dt, op, root, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_reduce(NM("MPI_Reduce"), t0, s, r, count, dt, op, root, comm, BLOCKING);
     return rc;
 }
 int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, int root,
@@ -295,25 +302,25 @@ int MPI_Ireduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, i
 {
     T0;
     int rc = PMPI_Ireduce(s, r, count, dt, op, root, comm, req);
-    lt_log_reduce(NM("MPI_Ireduce"), t0, s, r, count, dt, op, root, comm, req, *req);
+    lt_log_reduce(NM("MPI_Ireduce"), t0, s, r, count, dt, op, root, comm, NB(req));
     return rc;
 }
 
-#define ALLRED(NAME, PNAME, INAME, PINAME)                                                      \
-    int NAME(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)     \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PNAME(s, r, count, dt, op, comm);                                              \
-        lt_log_allreduce(NM(#NAME), t0, s, r, count, dt, op, comm, NULL, MPI_REQUEST_NULL);                          \
-        return rc;                                                                              \
-    }                                                                                           \
-    int INAME(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,    \
-              MPI_Request *req)                                                                 \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PINAME(s, r, count, dt, op, comm, req);                                        \
-        lt_log_allreduce(NM(#INAME), t0, s, r, count, dt, op, comm, req, *req);                          \
-        return rc;                                                                              \
+#define ALLRED(NAME, PNAME, INAME, PINAME)                                                        \
+    int NAME(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)        \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PNAME(s, r, count, dt, op, comm);                                                \
+        lt_log_allreduce(NM(#NAME), t0, s, r, count, dt, op, comm, BLOCKING);                     \
+        return rc;                                                                                \
+    }                                                                                             \
+    int INAME(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,       \
+              MPI_Request *req)                                                                   \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PINAME(s, r, count, dt, op, comm, req);                                          \
+        lt_log_allreduce(NM(#INAME), t0, s, r, count, dt, op, comm, NB(req));                     \
+        return rc;                                                                                \
     }
 ALLRED(MPI_Allreduce, PMPI_Allreduce, MPI_Iallreduce, PMPI_Iallreduce)
 ALLRED(MPI_Scan, PMPI_Scan, MPI_Iscan, PMPI_Iscan)
@@ -326,7 +333,7 @@ int MPI_Reduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatype
 {
     T0;
     int rc = PMPI_Reduce_scatter(s, r, rcounts, dt, op, comm);
-    lt_log_reduce_scatter(NM("MPI_Reduce_scatter"), t0, s, r, rcounts, dt, op, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_reduce_scatter(NM("MPI_Reduce_scatter"), t0, s, r, rcounts, dt, op, comm, BLOCKING);
     return rc;
 }
 int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatype dt, MPI_Op op,
@@ -334,46 +341,46 @@ int MPI_Ireduce_scatter(const void *s, void *r, const int rcounts[], MPI_Datatyp
 {
     T0;
     int rc = PMPI_Ireduce_scatter(s, r, rcounts, dt, op, comm, req);
-    lt_log_reduce_scatter(NM("MPI_Ireduce_scatter"), t0, s, r, rcounts, dt, op, comm, req, *req);
+    lt_log_reduce_scatter(NM("MPI_Ireduce_scatter"), t0, s, r, rcounts, dt, op, comm, NB(req));
     return rc;
 }
 
-#define ROOTED(NAME, PNAME, INAME, PINAME, SCATTER)                                             \
-    int NAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,        \
-             int root, MPI_Comm comm)                                                           \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PNAME(s, sc, st, r, rc_, rt, root, comm);                                      \
-        lt_log_rooted(NM(#NAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, NULL, MPI_REQUEST_NULL);            \
-        return rc;                                                                              \
-    }                                                                                           \
-    int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,       \
-              int root, MPI_Comm comm, MPI_Request *req)                                        \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PINAME(s, sc, st, r, rc_, rt, root, comm, req);                                \
-        lt_log_rooted(NM(#INAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, req, *req);           \
-        return rc;                                                                              \
+#define ROOTED(NAME, PNAME, INAME, PINAME, SCATTER)                                               \
+    int NAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,           \
+             int root, MPI_Comm comm)                                                             \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PNAME(s, sc, st, r, rc_, rt, root, comm);                                        \
+        lt_log_rooted(NM(#NAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, BLOCKING);       \
+        return rc;                                                                                \
+    }                                                                                             \
+    int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,          \
+              int root, MPI_Comm comm, MPI_Request *req)                                          \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PINAME(s, sc, st, r, rc_, rt, root, comm, req);                                  \
+        lt_log_rooted(NM(#INAME), t0, SCATTER, s, sc, st, r, rc_, rt, root, comm, NB(req));       \
+        return rc;                                                                                \
     }
 ROOTED(MPI_Gather, PMPI_Gather, MPI_Igather, PMPI_Igather, 0)
 ROOTED(MPI_Scatter, PMPI_Scatter, MPI_Iscatter, PMPI_Iscatter, 1)
 
-#define ALL(NAME, PNAME, INAME, PINAME)                                                         \
-    int NAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,        \
-             MPI_Comm comm)                                                                     \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PNAME(s, sc, st, r, rc_, rt, comm);                                            \
-        lt_log_all(NM(#NAME), t0, s, sc, st, r, rc_, rt, comm, NULL, MPI_REQUEST_NULL);                              \
-        return rc;                                                                              \
-    }                                                                                           \
-    int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,       \
-              MPI_Comm comm, MPI_Request *req)                                                  \
-    {                                                                                           \
-        T0;                                                                                     \
-        int rc = PINAME(s, sc, st, r, rc_, rt, comm, req);                                      \
-        lt_log_all(NM(#INAME), t0, s, sc, st, r, rc_, rt, comm, req, *req);                              \
-        return rc;                                                                              \
+#define ALL(NAME, PNAME, INAME, PINAME)                                                           \
+    int NAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,           \
+             MPI_Comm comm)                                                                       \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PNAME(s, sc, st, r, rc_, rt, comm);                                              \
+        lt_log_all(NM(#NAME), t0, s, sc, st, r, rc_, rt, comm, BLOCKING);                         \
+        return rc;                                                                                \
+    }                                                                                             \
+    int INAME(const void *s, int sc, MPI_Datatype st, void *r, int rc_, MPI_Datatype rt,          \
+              MPI_Comm comm, MPI_Request *req)                                                    \
+    {                                                                                             \
+        T0;                                                                                       \
+        int rc = PINAME(s, sc, st, r, rc_, rt, comm, req);                                        \
+        lt_log_all(NM(#INAME), t0, s, sc, st, r, rc_, rt, comm, NB(req));                         \
+        return rc;                                                                                \
     }
 ALL(MPI_Allgather, PMPI_Allgather, MPI_Iallgather, PMPI_Iallgather)
 ALL(MPI_Alltoall, PMPI_Alltoall, MPI_Ialltoall, PMPI_Ialltoall)
@@ -383,7 +390,7 @@ int MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[]
 {
     T0;
     int rc = PMPI_Gatherv(s, sc, st, r, rcs, displs, rt, root, comm);
-    lt_log_gatherv(NM("MPI_Gatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_gatherv(NM("MPI_Gatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, BLOCKING);
     return rc;
 }
 int MPI_Igatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[],
@@ -391,7 +398,7 @@ int MPI_Igatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[
 {
     T0;
     int rc = PMPI_Igatherv(s, sc, st, r, rcs, displs, rt, root, comm, req);
-    lt_log_gatherv(NM("MPI_Igatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, req, *req);
+    lt_log_gatherv(NM("MPI_Igatherv"), t0, s, sc, st, r, rcs, displs, rt, root, comm, NB(req));
     return rc;
 }
 
@@ -400,7 +407,8 @@ int MPI_Scatterv(const void *s, const int scs[], const int displs[], MPI_Datatyp
 {
     T0;
     int rc = PMPI_Scatterv(s, scs, displs, st, r, rcount, rt, root, comm);
-    lt_log_scatterv(NM("MPI_Scatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_scatterv(NM("MPI_Scatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm,
+                    BLOCKING);
     return rc;
 }
 int MPI_Iscatterv(const void *s, const int scs[], const int displs[], MPI_Datatype st, void *r,
@@ -408,7 +416,8 @@ int MPI_Iscatterv(const void *s, const int scs[], const int displs[], MPI_Dataty
 {
     T0;
     int rc = PMPI_Iscatterv(s, scs, displs, st, r, rcount, rt, root, comm, req);
-    lt_log_scatterv(NM("MPI_Iscatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm, req, *req);
+    lt_log_scatterv(NM("MPI_Iscatterv"), t0, s, scs, displs, st, r, rcount, rt, root, comm,
+                    NB(req));
     return rc;
 }
 
@@ -417,7 +426,7 @@ int MPI_Allgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc
 {
     T0;
     int rc = PMPI_Allgatherv(s, sc, st, r, rcs, displs, rt, comm);
-    lt_log_allgatherv(NM("MPI_Allgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_allgatherv(NM("MPI_Allgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, BLOCKING);
     return rc;
 }
 int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rcs[],
@@ -425,7 +434,7 @@ int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int r
 {
     T0;
     int rc = PMPI_Iallgatherv(s, sc, st, r, rcs, displs, rt, comm, req);
-    lt_log_allgatherv(NM("MPI_Iallgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, req, *req);
+    lt_log_allgatherv(NM("MPI_Iallgatherv"), t0, s, sc, st, r, rcs, displs, rt, comm, NB(req));
     return rc;
 }
 
@@ -434,7 +443,7 @@ int MPI_Alltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype 
 {
     T0;
     int rc = PMPI_Alltoallv(s, scs, sds, st, r, rcs, rds, rt, comm);
-    lt_log_alltoallv(NM("MPI_Alltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_alltoallv(NM("MPI_Alltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, BLOCKING);
     return rc;
 }
 int MPI_Ialltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype st, void *r,
@@ -443,7 +452,7 @@ int MPI_Ialltoallv(const void *s, const int scs[], const int sds[], MPI_Datatype
 {
     T0;
     int rc = PMPI_Ialltoallv(s, scs, sds, st, r, rcs, rds, rt, comm, req);
-    lt_log_alltoallv(NM("MPI_Ialltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, req, *req);
+    lt_log_alltoallv(NM("MPI_Ialltoallv"), t0, s, scs, sds, st, r, rcs, rds, rt, comm, NB(req));
     return rc;
 }
 
@@ -453,7 +462,7 @@ int MPI_Alltoallw(const void *s, const int scs[], const int sds[], const MPI_Dat
 {
     T0;
     int rc = PMPI_Alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm);
-    lt_log_alltoallw(NM("MPI_Alltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, NULL, MPI_REQUEST_NULL);
+    lt_log_alltoallw(NM("MPI_Alltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, BLOCKING);
     return rc;
 }
 int MPI_Ialltoallw(const void *s, const int scs[], const int sds[], const MPI_Datatype sts[],
@@ -462,7 +471,7 @@ int MPI_Ialltoallw(const void *s, const int scs[], const int sds[], const MPI_Da
 {
     T0;
     int rc = PMPI_Ialltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, req);
-    lt_log_alltoallw(NM("MPI_Ialltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, req, *req);
+    lt_log_alltoallw(NM("MPI_Ialltoallw"), t0, s, scs, sds, sts, r, rcs, rds, rts, comm, NB(req));
     return rc;
 }
 
