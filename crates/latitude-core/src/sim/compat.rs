@@ -56,6 +56,7 @@ pub(crate) struct Ctx<'a> {
     pub noise: &'a Noise<'a>,
 }
 
+/// Per-run state (program indices), reused across runs.
 #[derive(Default)]
 pub(crate) struct State {
     q: EventQueue,
@@ -91,13 +92,14 @@ fn times(s: u64, x: u64) -> u64 {
 
 struct Sim<'c, 's, 'o, O: Obs> {
     c: &'c Ctx<'c>,
+    sg: &'c SimGraph,
     st: &'s mut State,
     obs: &'o mut O,
 }
 
 pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outcome> {
     let (g, sg) = (ctx.g, ctx.sg);
-    let p = g.num_ranks() as usize;
+    let (p, n) = (g.num_ranks() as usize, g.len());
     st.q.clear();
     st.pending.clear();
     st.pending.extend_from_slice(&sg.npred);
@@ -111,20 +113,20 @@ pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outc
     (st.ts, st.done, st.events) = (0, 0, 0);
     st.newly.clear();
     st.is_done.clear();
-    st.is_done.resize(g.len(), false);
+    st.is_done.resize(n, false);
     if O::ON {
-        st.op_cause = vec![Cause::NONE; g.len()];
-        st.msg_cause = vec![Cause::NONE; g.len()];
+        st.op_cause = vec![Cause::NONE; n];
+        st.msg_cause = vec![Cause::NONE; n];
     }
-    let mut sim = Sim { c: ctx, st, obs };
+    let mut sim = Sim { c: ctx, sg, st, obs };
     let mut roots = sg.roots.clone();
-    roots.sort_by_key(|&v| (g.rank(v), type_rank(g.kind(v)), g.local(v)));
-    for v in roots {
-        sim.push_new(OP, v, 0);
+    roots.sort_by_key(|&i| (sg.op(i).rank, type_rank(sg.op(i).kind), i));
+    for i in roots {
+        sim.push_new(OP, i, 0);
     }
     while let Some(e) = sim.st.q.pop() {
         sim.st.events += 1;
-        match (e.kind, g.kind(e.v)) {
+        match (e.kind, sg.op(e.v).kind) {
             (MSG, _) => sim.msg(e),
             (_, Kind::Calc) => sim.calc(e),
             (_, Kind::Send) => sim.send(e),
@@ -134,8 +136,8 @@ pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outc
     }
     let st = sim.st;
     if !st.m.is_empty() {
-        let pending = &st.pending;
-        return Err(stall_error(g, &st.m, &|v| pending[v as usize] == 0));
+        let ran = |v: u32| st.pending[sg.index[v as usize] as usize] == 0;
+        return Err(stall_error(g, sg, &st.m, &ran));
     }
     let rank_end: Vec<u64> = (0..p).map(|r| *st.nexto[r * sg.ncpu..(r + 1) * sg.ncpu].iter().max().unwrap()).collect();
     if O::ON {
@@ -143,14 +145,14 @@ pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outc
         let c = (0..sg.ncpu).max_by_key(|&c| (st.nexto[r * sg.ncpu + c], std::cmp::Reverse(c))).unwrap_or(0);
         sim.obs.set_last(sim.obs.cpu_cause(r * sg.ncpu + c));
     }
-    Ok(Outcome { rank_end, events: st.events, mismatches: 0, unfinished: (g.len() - st.done) as u64 })
+    Ok(Outcome { rank_end, events: st.events, mismatches: 0, unfinished: (n - st.done) as u64 })
 }
 
 impl<O: Obs> Sim<'_, '_, '_, O> {
-    fn push_new(&mut self, kind: u8, v: u32, t: u64) {
+    fn push_new(&mut self, kind: u8, i: u32, t: u64) {
         let tie = self.st.ts;
         self.st.ts += 1;
-        self.st.q.push(Event { time: t, tie, v, kind });
+        self.st.q.push(Event { time: t, tie, v: i, kind });
     }
 
     /// Re-insert an event at t keeping its sequence number.
@@ -162,86 +164,90 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         self.st.q.push(Event { time: t, ..e });
     }
 
+    #[inline]
+    fn vx(&self, i: u32) -> u32 {
+        self.sg.vertex(i)
+    }
     fn rc(&self, rank: u32, cpu: u8) -> usize {
-        rank as usize * self.c.sg.ncpu + cpu as usize
+        rank as usize * self.sg.ncpu + cpu as usize
     }
     fn rn(&self, rank: u32, nic: u8) -> usize {
-        rank as usize * self.c.sg.nnic + nic as usize
+        rank as usize * self.sg.nnic + nic as usize
     }
 
-    fn mark(&mut self, v: u32, done: bool) {
-        let sg = self.c.sg;
+    fn mark(&mut self, i: u32, done: bool) {
+        let sg = self.sg;
         if done {
-            if self.st.is_done[v as usize] {
+            if self.st.is_done[i as usize] {
                 return;
             }
-            self.st.is_done[v as usize] = true;
+            self.st.is_done[i as usize] = true;
+            self.st.done += 1;
         }
-        let list = if done { sg.on_end(v) } else { sg.on_start(v) };
+        let list = if done { sg.on_end(i) } else { sg.on_start(i) };
         for &w in list {
             self.st.pending[w as usize] -= 1;
             if self.st.pending[w as usize] == 0 {
                 self.st.newly.push(w);
             }
         }
-        if done {
-            self.st.done += 1;
-        }
     }
 
-    /// Insert the nodes that became executable during the last event.
+    /// Insert the nodes that became executable during the last event: ranks ascending,
+    /// SEND < RECV < CALC, then node offset (program index order within a rank).
     fn flush(&mut self) {
         if self.st.newly.is_empty() {
             return;
         }
-        let g = self.c.g;
+        let sg = self.sg;
         let mut newly = std::mem::take(&mut self.st.newly);
-        newly.sort_unstable_by_key(|&v| (g.rank(v), type_rank(g.kind(v)), g.local(v)));
-        for &v in &newly {
-            let rc = self.rc(g.rank(v), g.cpu(v));
+        newly.sort_unstable_by_key(|&i| (sg.op(i).rank, type_rank(sg.op(i).kind), i));
+        for &i in &newly {
+            let op = sg.op(i);
+            let rc = self.rc(op.rank, op.cpu);
             let (mut t, mut cause) = (self.st.nexto[rc], self.obs.cpu_cause(rc));
-            if g.kind(v) == Kind::Send {
-                let rn = self.rn(g.rank(v), g.nic(v));
+            if op.kind == Kind::Send {
+                let rn = self.rn(op.rank, op.nic);
                 if self.st.nextgs[rn] > t {
                     (t, cause) = (self.st.nextgs[rn], self.obs.nic_cause(rn));
                 }
             }
             if O::ON {
-                self.st.op_cause[v as usize] = cause;
+                self.st.op_cause[i as usize] = cause;
             }
-            self.push_new(OP, v, t);
+            self.push_new(OP, i, t);
         }
         newly.clear();
         self.st.newly = newly;
     }
 
     fn calc(&mut self, e: Event) {
-        let (g, t) = (self.c.g, e.time);
-        let v = e.v;
-        let rc = self.rc(g.rank(v), g.cpu(v));
+        let (i, t) = (e.v, e.time);
+        let op = *self.sg.op(i);
+        let rc = self.rc(op.rank, op.cpu);
         if self.st.nexto[rc] > t {
             let (nt, cause) = (self.st.nexto[rc], self.obs.cpu_cause(rc));
             return self.reinsert(e, nt, cause);
         }
-        let s = self.c.noise.calc(v, g.val(v));
-        let noise = self.c.noise.os(g.rank(v), t, s);
+        let s = self.c.noise.calc(i, op.val);
+        let noise = self.c.noise.os(op.rank, t, s);
         let end = t.wrapping_add(s).wrapping_add(noise);
         self.st.nexto[rc] = end;
         if O::ON {
-            let i = self.obs.slice(v, SliceKind::Calc, g.rank(v), g.cpu(v), t, end, self.st.op_cause[v as usize]);
-            self.obs.set_cpu(rc, Cause::slice(i));
+            let v = self.vx(i);
+            let k = self.obs.slice(v, SliceKind::Calc, op.rank, op.cpu, t, end, self.st.op_cause[i as usize]);
+            self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.started(v, t);
-            self.obs.ended(v, end, Cause::slice(i));
+            self.obs.ended(v, end, Cause::slice(k));
         }
-        self.mark(v, false);
-        self.mark(v, true);
+        self.mark(i, false);
+        self.mark(i, true);
     }
 
     fn send(&mut self, e: Event) {
-        let (g, th, t) = (self.c.g, &self.c.th, e.time);
-        let u = e.v;
-        let (rank, size) = (g.rank(u), g.val(u));
-        let (rc, rn) = (self.rc(rank, g.cpu(u)), self.rn(rank, g.nic(u)));
+        let (th, t, u) = (&self.c.th, e.time, e.v);
+        let op = *self.sg.op(u);
+        let (rc, rn) = (self.rc(op.rank, op.cpu), self.rn(op.rank, op.nic));
         if self.st.nexto[rc].max(self.st.nextgs[rn]) > t {
             let (nt, cause) = if self.st.nexto[rc] >= self.st.nextgs[rn] {
                 (self.st.nexto[rc], self.obs.cpu_cause(rc))
@@ -251,31 +257,33 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             return self.reinsert(e, nt, cause);
         }
         self.mark(u, false);
-        let noise = self.c.noise.os(rank, t, th.o);
-        let end = t.wrapping_add(th.o).wrapping_add(times(size, th.ob)).wrapping_add(noise);
+        let noise = self.c.noise.os(op.rank, t, th.o);
+        let end = t.wrapping_add(th.o).wrapping_add(times(op.val, th.ob)).wrapping_add(noise);
         self.st.nexto[rc] = end;
-        self.st.nextgs[rn] = t.wrapping_add(th.g).wrapping_add(times(size, th.gb));
+        self.st.nextgs[rn] = t.wrapping_add(th.g).wrapping_add(times(op.val, th.gb));
         let l = self.c.noise.latency(u, 0, th.l);
         self.push_new(MSG, u, t.wrapping_add(th.o).wrapping_add(l));
+        let eager = op.val <= self.c.eager_limit;
         if O::ON {
-            let i = self.obs.slice(u, SliceKind::Send, rank, g.cpu(u), t, end, self.st.op_cause[u as usize]);
-            self.obs.set_cpu(rc, Cause::slice(i));
-            self.obs.set_nic(rn, Cause::gap(i));
-            self.obs.started(u, t);
-            self.st.msg_cause[u as usize] = Cause::msg(u);
-            if size <= self.c.eager_limit {
-                self.obs.ended(u, end, Cause::slice(i));
+            let v = self.vx(u);
+            let k = self.obs.slice(v, SliceKind::Send, op.rank, op.cpu, t, end, self.st.op_cause[u as usize]);
+            self.obs.set_cpu(rc, Cause::slice(k));
+            self.obs.set_nic(rn, Cause::gap(k));
+            self.obs.started(v, t);
+            self.st.msg_cause[u as usize] = Cause::msg(v);
+            if eager {
+                self.obs.ended(v, end, Cause::slice(k));
             }
         }
-        if size <= self.c.eager_limit {
+        if eager {
             self.mark(u, true);
         }
     }
 
-    /// A rendezvous send u completes at t (the match); its rank's resources at the given
+    /// A rendezvous send u completes at t (the match); its rank's clocks at the given
     /// cpu/nic indices are raised to t.
     fn rendezvous_done(&mut self, u: u32, cpu: u8, nic: u8, t: u64, cause: Cause) {
-        let x = self.c.g.rank(u);
+        let x = self.sg.op(u).rank;
         let (rc, rn) = (self.rc(x, cpu), self.rn(x, nic));
         self.mark(u, true);
         if self.st.nexto[rc] < t {
@@ -287,40 +295,38 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             self.obs.set_nic(rn, cause);
         }
         if O::ON {
-            self.obs.ended(u, t, cause);
+            self.obs.ended(self.vx(u), t, cause);
         }
     }
 
     fn recv(&mut self, e: Event) {
-        let (g, t) = (self.c.g, e.time);
-        let v = e.v;
-        let rank = g.rank(v);
-        self.mark(v, false);
+        let (i, t) = (e.v, e.time);
+        let op = *self.sg.op(i);
+        self.mark(i, false);
         if O::ON {
-            self.obs.started(v, t);
+            self.obs.started(self.vx(i), t);
         }
-        match self.st.m.take(rank, Side::Unexpected, g.peer(v), g.tag(v)) {
+        match self.st.m.take(op.rank, Side::Unexpected, op.peer, op.tag) {
             Some(msg) => {
-                let cause = if O::ON { self.st.op_cause[v as usize] } else { Cause::NONE };
-                if g.val(v) > self.c.eager_limit {
+                let cause = if O::ON { self.st.op_cause[i as usize] } else { Cause::NONE };
+                if op.val > self.c.eager_limit {
                     // quirk: the receive's cpu/nic indices are used on the sender
-                    self.rendezvous_done(msg.id, g.cpu(v), g.nic(v), t, cause);
+                    self.rendezvous_done(msg.id, op.cpu, op.nic, t, cause);
                 }
-                self.mark(v, true);
+                self.mark(i, true);
                 if O::ON {
-                    self.obs.ended(v, t, cause);
+                    self.obs.ended(self.vx(i), t, cause);
                 }
             }
-            None => self.st.m.put(rank, Side::Posted, g.peer(v), g.tag(v), Found { id: v, t, t2: 0 }),
+            None => self.st.m.put(op.rank, Side::Posted, op.peer, op.tag, Found { id: i, t, t2: 0 }),
         }
     }
 
     fn msg(&mut self, e: Event) {
-        let (g, th, t) = (self.c.g, &self.c.th, e.time);
-        let u = e.v;
-        let (h, size) = (g.peer(u), g.val(u));
-        let (cpu, nic) = (g.cpu(u), g.nic(u)); // the send's indices, on the receiver
-        let (rc, rn) = (self.rc(h, cpu), self.rn(h, nic));
+        let (th, t, u) = (&self.c.th, e.time, e.v);
+        let op = *self.sg.op(u);
+        let h = op.peer; // the receiver; the send's cpu/nic indices are used there
+        let (rc, rn) = (self.rc(h, op.cpu), self.rn(h, op.nic));
         if self.st.nexto[rc].max(self.st.nextgr[rn]) > t {
             let (nt, cause) = if self.st.nexto[rc] >= self.st.nextgr[rn] {
                 (self.st.nexto[rc], self.obs.cpu_cause(rc))
@@ -330,29 +336,29 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             return self.reinsert(e, nt.max(t), cause);
         }
         let noise = self.c.noise.os(h, t, th.o);
-        let per_byte = times(size, th.ob).max(times(size, th.gb));
+        let per_byte = times(op.val, th.ob).max(times(op.val, th.gb));
         let end = t.wrapping_add(th.o).wrapping_add(noise).wrapping_add(per_byte);
         self.st.nexto[rc] = end;
-        self.st.nextgr[rn] = t.wrapping_add(th.g).wrapping_add(times(size, th.gb));
+        self.st.nextgr[rn] = t.wrapping_add(th.g).wrapping_add(times(op.val, th.gb));
         let mut cause = Cause::NONE;
         if O::ON {
-            let i = self.obs.slice(u, SliceKind::Recv, h, cpu, t, end, self.st.msg_cause[u as usize]);
-            self.obs.set_cpu(rc, Cause::slice(i));
-            self.obs.set_nicr(rn, Cause::gap(i));
-            self.obs.flow(u, i);
-            cause = Cause::start(i);
+            let k = self.obs.slice(self.vx(u), SliceKind::Recv, h, op.cpu, t, end, self.st.msg_cause[u as usize]);
+            self.obs.set_cpu(rc, Cause::slice(k));
+            self.obs.set_nicr(rn, Cause::gap(k));
+            self.obs.flow(self.vx(u), k);
+            cause = Cause::start(k);
         }
-        match self.st.m.take(h, Side::Posted, g.rank(u), g.tag(u)) {
+        match self.st.m.take(h, Side::Posted, op.rank, op.tag) {
             Some(recv) => {
-                if size > self.c.eager_limit {
-                    self.rendezvous_done(u, cpu, nic, t, cause);
+                if op.val > self.c.eager_limit {
+                    self.rendezvous_done(u, op.cpu, op.nic, t, cause);
                 }
                 self.mark(recv.id, true);
                 if O::ON {
-                    self.obs.ended(recv.id, t, cause);
+                    self.obs.ended(self.vx(recv.id), t, cause);
                 }
             }
-            None => self.st.m.put(h, Side::Unexpected, g.rank(u), g.tag(u), Found { id: u, t, t2: 0 }),
+            None => self.st.m.put(h, Side::Unexpected, op.rank, op.tag, Found { id: u, t, t2: 0 }),
         }
     }
 }

@@ -28,14 +28,15 @@
 //! Events: READY (start an op), ARRIVE (a header reaches its receiver), RECV_CPU (a
 //! receive's final phase requests the CPU). Ties are broken by (class, rank, local index):
 //! arrivals first, then ready ops in program order, then receive phases — deterministic and
-//! independent of the stored vertex order. A phase requested at the current instant is
-//! served immediately instead of through the queue.
+//! independent of the stored vertex order. A receive phase requested at the current
+//! instant is served immediately instead of through the queue. Ops are addressed by their
+//! program index (see `prep.rs`); the observer sees graph vertex ids.
 
 use rustc_hash::FxHashMap;
 
 use super::matching::{Found, Matcher, Side};
 use super::noise::Noise;
-use super::queue::{Event, EventQueue};
+use super::queue::{EventQueue, Key};
 use super::record::{Cause, Obs, SliceKind};
 use super::{stall_error, Outcome, SimGraph, Theta};
 use crate::error::Result;
@@ -55,14 +56,22 @@ pub(crate) struct Ctx<'a> {
     pub noise: &'a Noise<'a>,
 }
 
+#[derive(Clone, Copy, Default)]
+struct Node {
+    /// Max over satisfied dependencies of their start/end (the ready time once pending = 0).
+    ready: u64,
+    /// Dependencies not yet satisfied.
+    pending: u32,
+    /// For a recv: the matched send.
+    matched: u32,
+}
+
 /// Per-run state, reused across runs (Monte Carlo samples) to avoid allocation.
 #[derive(Default)]
 pub(crate) struct State {
-    q: EventQueue,
-    pending: Vec<u32>,
-    ready: Vec<u64>,
-    /// recv -> matched send
-    matched: Vec<u32>,
+    q: EventQueue<Key>,
+    /// Per op (program index), together so that releasing a dependent touches one line.
+    node: Vec<Node>,
     cpu_free: Vec<u64>,
     nic_free: Vec<u64>,
     rank_end: Vec<u64>,
@@ -76,15 +85,11 @@ pub(crate) struct State {
 
 impl State {
     fn reset(&mut self, ctx: &Ctx) {
-        let (g, sg) = (ctx.g, ctx.sg);
-        let p = g.num_ranks() as usize;
+        let sg = ctx.sg;
+        let p = ctx.g.num_ranks() as usize;
         self.q.clear();
-        self.pending.clear();
-        self.pending.extend_from_slice(&sg.npred);
-        self.ready.clear();
-        self.ready.resize(g.len(), 0);
-        self.matched.clear();
-        self.matched.resize(g.len(), NONE);
+        self.node.clear();
+        self.node.extend(sg.npred.iter().map(|&pending| Node { ready: 0, pending, matched: NONE }));
         self.cpu_free.clear();
         self.cpu_free.resize(p * sg.ncpu, 0);
         self.nic_free.clear();
@@ -101,6 +106,7 @@ impl State {
 
 struct Sim<'c, 's, 'o, O: Obs> {
     c: &'c Ctx<'c>,
+    sg: &'c SimGraph,
     st: &'s mut State,
     obs: &'o mut O,
     now: u64,
@@ -111,146 +117,152 @@ struct Sim<'c, 's, 'o, O: Obs> {
 /// Run one simulation.
 pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outcome> {
     st.reset(ctx);
-    let mut sim = Sim { c: ctx, st, obs, now: 0, last: (0, Cause::NONE) };
-    for &v in &ctx.sg.roots {
-        sim.push(READY, v, 0);
+    let mut sim = Sim { c: ctx, sg: ctx.sg, st, obs, now: 0, last: (0, Cause::NONE) };
+    for &i in &ctx.sg.roots {
+        sim.push(READY, i, 0);
     }
     while let Some(e) = sim.st.q.pop() {
         sim.st.events += 1;
-        sim.now = e.time;
-        match e.kind {
-            READY => sim.ready(e.v),
-            ARRIVE => sim.arrive(e.v),
-            _ => sim.recv_cpu(e.v),
+        sim.now = e.time();
+        let (kind, i) = ((e.tie() >> 62) as u8, e.tie() as u32);
+        match kind {
+            READY => sim.ready(i),
+            ARRIVE => sim.arrive(i),
+            _ => sim.recv_cpu(i),
         }
     }
     if O::ON {
         sim.obs.set_last(sim.last.1);
     }
-    let st = sim.st;
+    let (st, sg) = (sim.st, ctx.sg);
     if st.done < ctx.g.len() {
-        return Err(stall_error(ctx.g, &st.m, &|v| st.pending[v as usize] == 0));
+        let ran = |v: u32| st.node[sg.index[v as usize] as usize].pending == 0;
+        return Err(stall_error(ctx.g, sg, &st.m, &ran));
     }
     Ok(Outcome { rank_end: st.rank_end.clone(), events: st.events, mismatches: st.mismatches, unfinished: 0 })
 }
 
 impl<O: Obs> Sim<'_, '_, '_, O> {
     #[inline]
-    fn push(&mut self, kind: u8, v: u32, t: u64) {
-        let g = self.c.g;
-        let class = kind as u64; // ARRIVE < READY < RECV_CPU
-        let tie = (class << 62) | ((g.rank(v) as u64) << 32) | g.local(v) as u64;
-        self.st.q.push(Event { time: t, tie, v, kind });
+    fn push(&mut self, kind: u8, i: u32, t: u64) {
+        // ARRIVE < READY < RECV_CPU, then program order; the key encodes the whole event
+        self.st.q.push(Key::new(t, ((kind as u64) << 62) | i as u64));
     }
 
-    /// Dependents of v released at t (its start or its end).
+    /// Graph vertex id of op i (for the observer).
     #[inline]
-    fn release(&mut self, v: u32, t: u64, at_start: bool) {
-        let sg = self.c.sg;
-        let list = if at_start { sg.on_start(v) } else { sg.on_end(v) };
+    fn vx(&self, i: u32) -> u32 {
+        self.sg.vertex(i)
+    }
+
+    /// Dependents of i released at t (its start or its end).
+    #[inline]
+    fn release(&mut self, i: u32, t: u64, at_start: bool) {
+        let sg = self.sg;
+        let list = if at_start { sg.on_start(i) } else { sg.on_end(i) };
         for &w in list {
-            let wi = w as usize;
-            if t > self.st.ready[wi] {
-                self.st.ready[wi] = t;
-                if O::ON {
-                    self.obs.ready_cause(w, v, at_start);
-                }
+            let node = &mut self.st.node[w as usize];
+            let raised = t > node.ready;
+            node.ready = node.ready.max(t);
+            node.pending -= 1;
+            let (ready, free) = (node.ready, node.pending == 0);
+            if O::ON && raised {
+                self.obs.ready_cause(sg.vertex(w), sg.vertex(i), at_start);
             }
-            self.st.pending[wi] -= 1;
-            if self.st.pending[wi] == 0 {
-                let r = self.st.ready[wi];
-                self.push(READY, w, r);
+            if free {
+                self.push(READY, w, ready);
             }
         }
     }
 
-    fn started(&mut self, v: u32, t: u64) {
+    fn started(&mut self, i: u32, t: u64) {
         if O::ON {
-            self.obs.started(v, t);
+            self.obs.started(self.vx(i), t);
         }
-        self.release(v, t, true);
+        self.release(i, t, true);
     }
 
-    fn ended(&mut self, v: u32, t: u64, cause: Cause) {
-        let r = self.c.g.rank(v) as usize;
+    fn ended(&mut self, i: u32, t: u64, cause: Cause) {
+        let r = self.sg.op(i).rank as usize;
         self.st.rank_end[r] = self.st.rank_end[r].max(t);
         self.st.done += 1;
         if O::ON {
-            self.obs.ended(v, t, cause);
+            self.obs.ended(self.vx(i), t, cause);
             if t > self.last.0 || self.last.1 == Cause::NONE {
                 self.last = (t, cause);
             }
         }
-        self.release(v, t, false);
+        self.release(i, t, false);
     }
 
-    /// A CPU phase of `len` units for op v requested at t: (start, end, slice).
-    fn phase(&mut self, v: u32, kind: SliceKind, t: u64, cause: Cause, len: u64) -> (u64, u64, u32) {
-        let g = self.c.g;
-        let (rank, cpu) = (g.rank(v), g.cpu(v));
-        let rc = rank as usize * self.c.sg.ncpu + cpu as usize;
+    /// A CPU phase of `len` units for op i requested at t: (start, end, slice).
+    fn phase(&mut self, i: u32, kind: SliceKind, t: u64, cause: Cause, len: u64) -> (u64, u64, u32) {
+        let op = *self.sg.op(i);
+        let rc = op.rank as usize * self.sg.ncpu + op.cpu as usize;
         let (t0, cause0) = if self.c.cpu_serialization && self.st.cpu_free[rc] > t {
             (self.st.cpu_free[rc], self.obs.cpu_cause(rc))
         } else {
             (t, cause)
         };
-        let noise = self.c.noise.os(rank, t0, len);
+        let noise = self.c.noise.os(op.rank, t0, len);
         let t1 = t0.saturating_add(len).saturating_add(noise);
         if self.c.cpu_serialization {
             self.st.cpu_free[rc] = t1;
         }
-        let slice = self.obs.slice(v, kind, rank, cpu, t0, t1, cause0);
+        let mut slice = 0;
         if O::ON {
+            slice = self.obs.slice(self.vx(i), kind, op.rank, op.cpu, t0, t1, cause0);
             self.obs.set_cpu(rc, Cause::slice(slice));
         }
         (t0, t1, slice)
     }
 
-    fn ready(&mut self, v: u32) {
-        match self.c.g.kind(v) {
+    fn ready(&mut self, i: u32) {
+        let op = *self.sg.op(i);
+        match op.kind {
             Kind::Calc => {
-                let len = self.c.noise.calc(v, self.c.g.val(v));
-                let (t0, t1, slice) = self.phase(v, SliceKind::Calc, self.now, Cause::ready(v), len);
-                self.started(v, t0);
-                self.ended(v, t1, Cause::slice(slice));
+                let len = self.c.noise.calc(i, op.val);
+                let cause = if O::ON { Cause::ready(self.vx(i)) } else { Cause::NONE };
+                let (t0, t1, slice) = self.phase(i, SliceKind::Calc, self.now, cause, len);
+                self.started(i, t0);
+                self.ended(i, t1, Cause::slice(slice));
             }
-            Kind::Send => self.send(v),
+            Kind::Send => self.send(i),
             Kind::Recv => {
-                let (g, now) = (self.c.g, self.now);
-                self.started(v, now);
-                let (rank, src, tag) = (g.rank(v), g.peer(v), g.tag(v));
-                match self.st.m.take(rank, Side::Unexpected, src, tag) {
-                    Some(msg) => self.matched(msg.id, v, now, msg.t, msg.t2),
-                    None => self.st.m.put(rank, Side::Posted, src, tag, Found { id: v, t: now, t2: 0 }),
+                let now = self.now;
+                self.started(i, now);
+                match self.st.m.take(op.rank, Side::Unexpected, op.peer, op.tag) {
+                    Some(msg) => self.matched(msg.id, i, now, msg.t, msg.t2),
+                    None => self.st.m.put(op.rank, Side::Posted, op.peer, op.tag, Found { id: i, t: now, t2: 0 }),
                 }
             }
         }
     }
 
     fn send(&mut self, u: u32) {
-        let (c, g) = (self.c, self.c.g);
+        let (c, op) = (self.c, *self.sg.op(u));
         let th = &c.th;
-        let size = g.val(u);
-        let eager = c.model.is_eager(size);
-        let (mut t, mut cause) = (self.now, Cause::ready(u));
-        let rn = g.rank(u) as usize * c.sg.nnic + g.nic(u) as usize;
+        let eager = c.model.is_eager(op.val);
+        let (mut t, mut cause) = (self.now, if O::ON { Cause::ready(self.vx(u)) } else { Cause::NONE });
+        let rn = op.rank as usize * self.sg.nnic + op.nic as usize;
         if c.model.nic_serialization && self.st.nic_free[rn] > t {
             t = self.st.nic_free[rn];
             cause = self.obs.nic_cause(rn);
         }
-        let len = if eager { th.o.saturating_add(b(size).saturating_mul(th.ob)) } else { th.o };
+        let per_byte = b(op.val).saturating_mul(th.ob);
+        let len = if eager { th.o.saturating_add(per_byte) } else { th.o };
         let (t0, t1, slice) = self.phase(u, SliceKind::Send, t, cause, len);
         if c.model.nic_serialization {
-            self.st.nic_free[rn] = t0.saturating_add(th.g).saturating_add(b(size).saturating_mul(th.gb));
+            self.st.nic_free[rn] = t0.saturating_add(th.g).saturating_add(b(op.val).saturating_mul(th.gb));
             if O::ON {
                 self.obs.set_nic(rn, Cause::gap(slice));
             }
         }
         // The header leaves once o (and any noise) is spent; O is charged after it.
-        let depart = if eager { t1 - b(size).saturating_mul(th.ob).min(t1 - t0) } else { t1 };
+        let depart = if eager { t1 - per_byte.min(t1 - t0) } else { t1 };
         let mut hdr = depart.saturating_add(c.noise.latency(u, 0, th.l));
         if c.noise.is_active() {
-            let ch = ((g.rank(u) as u64) << 32) | g.peer(u) as u64;
+            let ch = ((op.rank as u64) << 32) | op.peer as u64;
             let last = self.st.channel.entry(ch).or_insert(0);
             hdr = hdr.max(*last);
             *last = hdr;
@@ -263,29 +275,30 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     }
 
     fn arrive(&mut self, u: u32) {
-        let (g, now) = (self.c.g, self.now);
-        let (dst, src, tag) = (g.peer(u), g.rank(u), g.tag(u));
-        let size = g.val(u);
-        let a = now.saturating_add(b(size).saturating_mul(self.c.th.gb));
-        match self.st.m.take(dst, Side::Posted, src, tag) {
+        let (op, now) = (*self.sg.op(u), self.now);
+        let a = now.saturating_add(b(op.val).saturating_mul(self.c.th.gb));
+        match self.st.m.take(op.peer, Side::Posted, op.rank, op.tag) {
             Some(recv) => self.matched(u, recv.id, recv.t, now, a),
-            None => self.st.m.put(dst, Side::Unexpected, src, tag, Found { id: u, t: now, t2: a }),
+            None => self.st.m.put(op.peer, Side::Unexpected, op.rank, op.tag, Found { id: u, t: now, t2: a }),
         }
     }
 
     /// Send u matched with recv v (posted at r, header at hdr, data at a) at `now`.
     fn matched(&mut self, u: u32, v: u32, r: u64, hdr: u64, a: u64) {
         let (c, now) = (self.c, self.now);
-        self.st.matched[v as usize] = u;
-        if c.sg.static_matching && c.g.partner(u) != v {
+        self.st.node[v as usize].matched = u;
+        if !self.sg.partner.is_empty() && self.sg.partner[u as usize] != v {
             self.st.mismatches += 1;
         }
-        // Who determined the match: the message (ties) or the post.
-        let by_msg = hdr >= r;
-        let size = c.g.val(u);
+        // Who determined the match: the message (on ties) or the post.
+        let cause = match (O::ON, hdr >= r) {
+            (false, _) => Cause::NONE,
+            (true, true) => Cause::msg(self.vx(u)),
+            (true, false) => Cause::ready(self.vx(v)),
+        };
+        let size = self.sg.op(u).val;
         if c.model.is_eager(size) || c.model.protocol == Protocol::LogGopSim {
             if !c.model.is_eager(size) {
-                let cause = if by_msg { Cause::msg(u) } else { Cause::ready(v) };
                 self.ended(u, now, cause);
             }
             if a > now {
@@ -295,7 +308,6 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             }
         } else {
             // handshake: read request, data back, then the receive overhead.
-            let cause = if by_msg { Cause::msg(u) } else { Cause::ready(v) };
             let (_, t1, _) = self.phase(v, SliceKind::ReadRequest, now, cause, c.th.o);
             let th = &c.th;
             let data = t1
@@ -309,31 +321,26 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     /// The receive's final CPU phase, requested now.
     fn recv_cpu(&mut self, v: u32) {
         let c = self.c;
-        let u = self.st.matched[v as usize];
-        let size = c.g.val(u);
+        let u = self.st.node[v as usize].matched;
+        let size = self.sg.op(u).val;
         let eager = c.model.is_eager(size);
         let handshake = !eager && c.model.protocol == Protocol::Handshake;
         let len = if eager { c.th.o.saturating_add(b(size).saturating_mul(c.th.ob)) } else { c.th.o };
-        let cause = if handshake {
-            Cause::data(v)
-        } else if self.now > self.st_post_time(v) {
-            Cause::msg(u)
-        } else {
-            Cause::ready(v)
+        let cause = match (O::ON, handshake, self.now > self.st.node[v as usize].ready) {
+            (false, _, _) => Cause::NONE,
+            (true, true, _) => Cause::data(self.vx(v)),
+            (true, false, true) => Cause::msg(self.vx(u)),
+            (true, false, false) => Cause::ready(self.vx(v)),
         };
         let (_, t1, slice) = self.phase(v, SliceKind::Recv, self.now, cause, len);
         if O::ON {
-            self.obs.flow(u, slice);
+            self.obs.flow(self.vx(u), slice);
         }
         self.ended(v, t1, Cause::slice(slice));
         if handshake {
             let fin = t1.saturating_add(c.noise.latency(u, 3, c.th.l));
-            self.ended(u, fin, Cause::fin(v));
+            let cause = if O::ON { Cause::fin(self.vx(v)) } else { Cause::NONE };
+            self.ended(u, fin, cause);
         }
-    }
-
-    /// Post time of recv v (its ready time).
-    fn st_post_time(&self, v: u32) -> u64 {
-        self.st.ready[v as usize]
     }
 }

@@ -300,11 +300,12 @@ pub fn simulate_samples(
 }
 
 /// Why a simulation stopped with operations left: unmatched receives, messages nobody
-/// received, or a deadlock. `ran(v)` tells whether v's dependencies were all met.
-pub(crate) fn stall_error(g: &ExecGraph, m: &Matcher, ran: &dyn Fn(u32) -> bool) -> Error {
+/// received, or a deadlock. `ran(v)` tells whether vertex v's dependencies were all met;
+/// queue entries hold program indices.
+pub(crate) fn stall_error(g: &ExecGraph, sg: &SimGraph, m: &Matcher, ran: &dyn Fn(u32) -> bool) -> Error {
     let p = g.num_ranks();
-    let posted: Vec<u32> = (0..p).flat_map(|r| m.leftovers(r, Side::Posted)).map(|f| f.id).collect();
-    let unexpected: Vec<u32> = (0..p).flat_map(|r| m.leftovers(r, Side::Unexpected)).map(|f| f.id).collect();
+    let posted: Vec<u32> = (0..p).flat_map(|r| m.leftovers(r, Side::Posted)).map(|f| sg.vertex(f.id)).collect();
+    let unexpected: Vec<u32> = (0..p).flat_map(|r| m.leftovers(r, Side::Unexpected)).map(|f| sg.vertex(f.id)).collect();
     let never = (0..g.len() as u32).filter(|&v| !ran(v)).count();
     let tally = format!("{} receives never matched, {} messages never received, {} operations never started", posted.len(), unexpected.len(), never);
     let peer = |x: u32| if x == crate::graph::ANY { "any".to_string() } else { x.to_string() };

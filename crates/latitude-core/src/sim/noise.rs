@@ -12,7 +12,7 @@
 //!   is extended by LogGOPSim's amount: the remainder of the noise event active at t plus
 //!   the full duration of every event starting in (t, t+len).
 //!
-//! Every draw is a pure function of (seed, sample, vertex, purpose) — a counter-based
+//! Every draw is a pure function of (seed, sample, op, purpose) — a counter-based
 //! generator (SplitMix64 finalizer), not a stream — so a run is deterministic for a seed,
 //! independent of event order and thread count, and two configurations compared under the
 //! same seed see the same noise realisation (common random numbers).
@@ -252,7 +252,7 @@ impl<'a> Noise<'a> {
         self.plan.is_active()
     }
 
-    /// Duration of calc `v` of `ns` nanoseconds, in units.
+    /// Duration of calc `v` (program index) of `ns` nanoseconds, in units.
     #[inline]
     pub fn calc(&self, v: u32, ns: u64) -> u64 {
         match &self.plan.calc {
@@ -261,7 +261,7 @@ impl<'a> Noise<'a> {
         }
     }
 
-    /// Latency of network traversal `hop` of the message sent by `v`, from `l` units.
+    /// Latency of network traversal `hop` of the message sent by `v` (program index).
     #[inline]
     pub fn latency(&self, v: u32, hop: u64, l: u64) -> u64 {
         match &self.plan.latency {
@@ -276,6 +276,13 @@ impl<'a> Noise<'a> {
     /// OS noise stealing CPU time from a phase [t, t+len) on `rank`, in units.
     #[inline]
     pub fn os(&self, rank: u32, t: u64, len: u64) -> u64 {
+        if self.plan.os.is_empty() {
+            return 0;
+        }
+        self.os_sum(rank, t, len)
+    }
+
+    fn os_sum(&self, rank: u32, t: u64, len: u64) -> u64 {
         let mut total = 0u64;
         for (k, s) in self.plan.os.iter().enumerate() {
             let phase = self.phases[k][rank as usize];

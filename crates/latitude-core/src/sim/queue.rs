@@ -1,10 +1,16 @@
-//! The event queue: a min-heap of compact events ordered by (time, tie).
+//! Event queues: compact events popped in (time, tie) order.
 //!
 //! `tie` makes the order total and deterministic: the LogGOPSim-compatible model stores the
 //! insertion sequence number there (FIFO among equal times, as LogGOPSim's `ts`), the default
-//! model a key derived from the operation (see `design.rs`). A 4-ary heap keeps the tree
-//! shallow (fewer cache misses than a binary heap); entries are 24 bytes and the storage is
-//! reused across runs, so the hot loop never allocates.
+//! model a key derived from the operation (see `design.rs`).
+//!
+//! A binary min-heap (std's, whose pop sifts a hole to the bottom with one comparison per
+//! level) over entries compared as one `u128`. Measured with cachegrind on a 64-rank
+//! program, this costs fewer instructions and mispredictions than a 4-ary heap with early
+//! exit, and far fewer than a radix heap (fs timestamps spread events over many buckets,
+//! so events are re-filed often). The default model packs its events into 16-byte keys
+//! ([`Key`]); the LogGOPSim model needs the op in a separate field ([`Event`], 24 bytes)
+//! because its tie is a sequence number. Storage is reused across runs.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Event {
@@ -17,68 +23,97 @@ pub(crate) struct Event {
 }
 
 impl Event {
+    /// (time, tie) as one integer: a single branch-free comparison.
     #[inline]
-    fn before(&self, o: &Event) -> bool {
-        (self.time, self.tie) < (o.time, o.tie)
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.tie as u128
     }
 }
 
-#[derive(Default)]
-pub(crate) struct EventQueue {
-    heap: Vec<Event>,
+/// Something with a (time, tie) key packed as `time << 64 | tie`.
+pub(crate) trait Keyed: Copy {
+    fn key(&self) -> u128;
 }
 
-const ARITY: usize = 4;
+impl Keyed for Event {
+    #[inline]
+    fn key(&self) -> u128 {
+        Event::key(self)
+    }
+}
 
-impl EventQueue {
+/// A bare 16-byte key, for models that encode the event in `tie`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key(pub u128);
+
+impl Key {
+    #[inline]
+    pub fn new(time: u64, tie: u64) -> Key {
+        Key(((time as u128) << 64) | tie as u128)
+    }
+    #[inline]
+    pub fn time(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+    #[inline]
+    pub fn tie(self) -> u64 {
+        self.0 as u64
+    }
+}
+
+impl Keyed for Key {
+    #[inline]
+    fn key(&self) -> u128 {
+        self.0
+    }
+}
+
+/// Min-heap by key (std's binary heap pops with a bottom-up sift: one comparison per level).
+pub(crate) struct EventQueue<E: Keyed = Event> {
+    heap: std::collections::BinaryHeap<Rev<E>>,
+}
+
+impl<E: Keyed> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue { heap: Default::default() }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Rev<E>(E);
+
+impl<E: Keyed> PartialEq for Rev<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.key() == o.0.key()
+    }
+}
+impl<E: Keyed> Eq for Rev<E> {}
+impl<E: Keyed> Ord for Rev<E> {
+    #[inline]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.key().cmp(&self.0.key())
+    }
+}
+impl<E: Keyed> PartialOrd for Rev<E> {
+    #[inline]
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl<E: Keyed> EventQueue<E> {
     pub fn clear(&mut self) {
         self.heap.clear();
     }
 
     #[inline]
-    pub fn push(&mut self, e: Event) {
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if !e.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = e;
+    pub fn push(&mut self, e: E) {
+        self.heap.push(Rev(e));
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<Event> {
-        let last = self.heap.pop()?;
-        if self.heap.is_empty() {
-            return Some(last);
-        }
-        let top = self.heap[0];
-        let n = self.heap.len();
-        let mut i = 0;
-        loop {
-            let first = i * ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            for c in first + 1..end {
-                if self.heap[c].before(&self.heap[best]) {
-                    best = c;
-                }
-            }
-            if !self.heap[best].before(&last) {
-                break;
-            }
-            self.heap[i] = self.heap[best];
-            i = best;
-        }
-        self.heap[i] = last;
-        Some(top)
+    pub fn pop(&mut self) -> Option<E> {
+        self.heap.pop().map(|r| r.0)
     }
 }
 
