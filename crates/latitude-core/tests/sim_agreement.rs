@@ -251,6 +251,7 @@ fn noise_is_deterministic_and_thread_independent() {
     assert_ne!(a.rank_end, c.rank_end);
     assert_ne!(a.rank_end, quiet.rank_end);
     let one = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 0, 12, 1).unwrap();
+    assert_eq!(one[0].runtime_ns, a.runtime_ns(), "a single run is sample 0");
     let two = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 0, 12, 2).unwrap();
     assert_eq!(one, two);
     let tail = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 5, 7, 2).unwrap();

@@ -135,7 +135,17 @@ fn timeline_dict<'py>(py: Python<'py>, g: &ExecGraph, r: &SimResult, rec: &sim::
     d.set_item("s_kind", sl.iter().map(|s| s.kind as u8).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_vertex", sl.iter().map(|s| s.v).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_local", sl.iter().map(|s| g.local(s.v)).collect::<Vec<_>>().into_pyarray(py))?;
-    d.set_item("s_peer", sl.iter().map(|s| g.peer(s.v)).collect::<Vec<_>>().into_pyarray(py))?;
+    // The other side of a message phase: a send's destination, a receive's actual source and
+    // size (from the matched send: a receive may be ANY_SOURCE, LogGOPSim's arrival phases
+    // belong to the send).
+    let mut other: Vec<u32> = sl.iter().map(|s| if s.kind == sim::SliceKind::Calc { u32::MAX } else { g.peer(s.v) }).collect();
+    let mut bytes: Vec<u64> = sl.iter().map(|s| if s.kind == sim::SliceKind::Calc { 0 } else { g.val(s.v) }).collect();
+    for &(u, _, dst) in &rec.flows {
+        other[dst as usize] = g.rank(u);
+        bytes[dst as usize] = g.val(u);
+    }
+    d.set_item("s_other", other.into_pyarray(py))?;
+    d.set_item("s_bytes", bytes.into_pyarray(py))?;
     d.set_item("s_tag", sl.iter().map(|s| g.tag(s.v)).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_val", sl.iter().map(|s| g.val(s.v)).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_critical", crit.into_pyarray(py))?;

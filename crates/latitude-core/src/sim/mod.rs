@@ -178,7 +178,7 @@ impl<'a> Runner<'a> {
         Ok(Runner { g, sg, pt: *pt, opts: *opts, noise, unit, plan: None, design: Default::default(), compat: Default::default() })
     }
 
-    /// One simulation with noise drawn from `seed`.
+    /// One simulation with noise drawn from `seed` (a sample seed, see [`sample_seed`]).
     pub fn run(&mut self, seed: u64) -> Result<SimResult> {
         loop {
             let unit_fs = UNITS_FS[self.unit];
@@ -240,9 +240,10 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// One simulation of `g` at `pt` (noise drawn from `seed`).
+/// One simulation of `g` at `pt`: Monte Carlo sample 0 of `seed` (noise drawn from
+/// `sample_seed(seed, 0)`), so that it equals the first of [`simulate_samples`].
 pub fn simulate(g: &ExecGraph, sg: &SimGraph, pt: &Point, opts: &SimOptions, noise: &NoiseSpec, seed: u64) -> Result<SimResult> {
-    Runner::new(g, sg, pt, opts, noise)?.run(seed)
+    Runner::new(g, sg, pt, opts, noise)?.run(sample_seed(seed, 0))
 }
 
 /// One Monte Carlo sample: runtime and the rank that finished last.
