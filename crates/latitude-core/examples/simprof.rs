@@ -1,3 +1,7 @@
+//! Profiling driver for the simulator: `cargo run --release --example simprof -- RANKS ROUNDS REPS`
+//! simulates a random program REPS times and prints events/s per run, measured in thread CPU
+//! time (robust to other load on the machine). Use with `perf record` or
+//! `valgrind --tool=cachegrind` (REPS = 0 measures the graph build alone).
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::model::Point;
 use latitude_core::sim::*;

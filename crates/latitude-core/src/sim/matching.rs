@@ -8,18 +8,22 @@
 //!
 //! LogGOPSim scans linked lists, which is quadratic when many receives are outstanding
 //! (an all-to-all posts P of them). Here every entry sits in its rank's FIFO order list
-//! (doubly linked) and, unless it carries a wildcard, also in a bucket list keyed by
-//! (rank, side, src, tag). A search without wildcards on either side takes the head of one
-//! bucket. Otherwise it scans the order list, exactly like LogGOPSim. Both give the first
-//! match in FIFO order: every earlier entry of the matched entry's bucket has the same
-//! (src, tag), so it would have matched first — the match is always its bucket's head.
-//! Entries live in a slab with a free list: no allocation per message in steady state.
+//! (doubly linked). A short queue (the common case: a few outstanding receives) is simply
+//! scanned. Once a queue grows past `INDEX_AT` entries it is *indexed*: every entry without
+//! a wildcard is also put in a bucket list keyed by (rank, side, src, tag), and a search
+//! without wildcards on either side takes the head of one bucket; the index is dropped when
+//! the queue empties. Scan and index give the same answer, the first match in FIFO order:
+//! every earlier entry of the matched entry's bucket has the same (src, tag), so it would
+//! have matched first — the match is always its bucket's head. Entries live in a slab with
+//! a free list: no allocation per message in steady state.
 
 use rustc_hash::FxHashMap;
 
 use crate::graph::ANY;
 
 const NIL: u32 = u32::MAX;
+/// Queues longer than this get a (src, tag) index.
+const INDEX_AT: u32 = 12;
 
 /// Which queue: posted receives or unexpected messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +63,9 @@ pub(crate) struct Matcher {
     order: Vec<(u32, u32)>,
     /// Number of entries with a wildcard per (rank, side).
     wild: Vec<u32>,
+    /// Length of each queue, and whether it is indexed by buckets.
+    len: Vec<u32>,
+    indexed: Vec<bool>,
 }
 
 #[inline]
@@ -81,13 +88,17 @@ impl Matcher {
         self.order.resize(2 * ranks, (NIL, NIL));
         self.wild.clear();
         self.wild.resize(2 * ranks, 0);
+        self.len.clear();
+        self.len.resize(2 * ranks, 0);
+        self.indexed.clear();
+        self.indexed.resize(2 * ranks, false);
     }
 
     /// Remove and return the first entry of `side` on `rank` matching (src, tag).
     #[inline]
     pub fn take(&mut self, rank: u32, side: Side, src: u32, tag: u32) -> Option<Found> {
         let q = 2 * rank as usize + side as usize;
-        let i = if src != ANY && tag != ANY && self.wild[q] == 0 {
+        let i = if self.indexed[q] && src != ANY && tag != ANY && self.wild[q] == 0 {
             self.buckets.get(&key(rank, side, src, tag))?.0
         } else {
             self.scan(q, src, tag)?
@@ -120,15 +131,39 @@ impl Matcher {
         }
         if src == ANY || tag == ANY {
             self.wild[q] += 1;
+        } else if self.indexed[q] {
+            self.bucket_append(rank, side, i);
+        }
+        self.len[q] += 1;
+        if self.len[q] > INDEX_AT && !self.indexed[q] {
+            self.build_index(rank, side);
+        }
+    }
+
+    fn bucket_append(&mut self, rank: u32, side: Side, i: u32) {
+        let e = &mut self.slab[i as usize];
+        e.next_bucket = NIL;
+        let b = self.buckets.entry(key(rank, side, e.src, e.tag)).or_insert((NIL, NIL));
+        if b.1 == NIL {
+            *b = (i, i);
         } else {
-            let b = self.buckets.entry(key(rank, side, src, tag)).or_insert((NIL, NIL));
-            if b.1 == NIL {
-                *b = (i, i);
-            } else {
-                let last = b.1;
-                b.1 = i;
-                self.slab[last as usize].next_bucket = i;
+            let last = b.1;
+            b.1 = i;
+            self.slab[last as usize].next_bucket = i;
+        }
+    }
+
+    /// Put every entry of a queue without a wildcard into its bucket, in queue order.
+    fn build_index(&mut self, rank: u32, side: Side) {
+        let q = 2 * rank as usize + side as usize;
+        self.indexed[q] = true;
+        let mut i = self.order[q].0;
+        while i != NIL {
+            let e = self.slab[i as usize];
+            if e.src != ANY && e.tag != ANY {
+                self.bucket_append(rank, side, i);
             }
+            i = e.next;
         }
     }
 
@@ -157,9 +192,10 @@ impl Matcher {
         } else {
             self.slab[e.next as usize].prev = e.prev;
         }
+        self.len[q] -= 1;
         if e.src == ANY || e.tag == ANY {
             self.wild[q] -= 1;
-        } else {
+        } else if self.indexed[q] {
             let k = key(rank, side, e.src, e.tag);
             let b = self.buckets.get_mut(&k).expect("a bucketed entry has its bucket");
             debug_assert_eq!(b.0, i, "the first match is its bucket's head");
@@ -168,6 +204,9 @@ impl Matcher {
             } else {
                 b.0 = e.next_bucket;
             }
+        }
+        if self.len[q] == 0 {
+            self.indexed[q] = false; // every bucket of the queue is gone with its entries
         }
         self.free.push(i);
         Found { id: e.id, t: e.t, t2: e.t2 }
@@ -243,6 +282,34 @@ mod tests {
                     assert_eq!(left, want);
                 }
             }
+        }
+    }
+
+    /// Queues that grow past the index threshold and shrink again give the same matches.
+    #[test]
+    fn indexed_and_scanned_queues_agree() {
+        for seed in 0..10 {
+            let mut rng = Rng::new(100 + seed);
+            let mut m = Matcher::default();
+            m.reset(1);
+            let mut n = Naive { q: vec![Vec::new(); 2] };
+            let mut id = 0;
+            for phase in 0..40 {
+                // alternate growth (mostly puts) and drain (mostly takes)
+                let p_put = if phase % 2 == 0 { 0.9 } else { 0.1 };
+                for _ in 0..60 {
+                    let (src, tag) = (rng.below(4) as u32, rng.below(3) as u32);
+                    let (src, tag) = if rng.chance(0.05) { (ANY, tag) } else { (src, tag) };
+                    if rng.chance(p_put) {
+                        m.put(0, Side::Unexpected, src, tag, Found { id, t: 0, t2: 0 });
+                        n.put(0, Side::Unexpected, src, tag, id);
+                        id += 1;
+                    } else {
+                        assert_eq!(m.take(0, Side::Unexpected, src, tag).map(|f| f.id), n.take(0, Side::Unexpected, src, tag));
+                    }
+                }
+            }
+            assert!(id > 1000);
         }
     }
 
