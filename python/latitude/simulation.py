@@ -91,10 +91,28 @@ class Simulation:
             "events": self.events,
             "static_mismatches": int(self.raw["static_mismatches"]),
             "unfinished_ops": int(self.raw["unfinished"]),
+            "time_resolution_fs": int(self.raw["unit_fs"]),
+            "exact_parameters": bool(self.raw["exact"]),
             "seed": int(self.options.seed),
             "noise": list(self.options.noise),
-            "params": self.params.to_dict(),
+            "params": self.params_dict(),
         }
+
+    def params_dict(self) -> dict:
+        """Parameters as simulated (LogGOPSim has its own rendezvous and always uses g)."""
+        d = self.params.to_dict()
+        if self.options.semantics == "loggopsim":
+            d.update(protocol="loggopsim", nic_serialization=True)
+        return d
+
+    def describe_params(self) -> str:
+        if self.options.semantics != "loggopsim":
+            return self.params.describe()
+        from latitude.units import fmt_size
+
+        p = self.params
+        return (f"L={p.L:g} o={p.o:g} g={p.g:g} G={p.G:g} O={p.O:g} (ns, ns/B) S={fmt_size(p.S)} "
+                "(LogGOPSim rendezvous)")
 
 
 @dataclass

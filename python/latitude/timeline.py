@@ -88,7 +88,7 @@ def write_chrome_trace(path: str, tl: dict, graph, sim, window=None, max_events:
             "generator": "latitude simulate",
             "graph": graph.path or "",
             "semantics": sim.options.semantics,
-            "params": sim.params.describe(),
+            "params": sim.describe_params(),
             "runtime_ns": sim.runtime_ns,
             "window_ns": list(window) if window else None,
         },

@@ -279,3 +279,20 @@ fn critical_path_of_the_worked_example() {
     assert_eq!(waits.len(), 1);
     assert_eq!(r.to_ns(waits[0].2 - waits[0].1), 1515.0 - 500.0); // posted at 500, data at 1515
 }
+
+/// Runs beyond 2⁶² fs (≈ 77 min) are redone in ps: exact when every parameter is a whole
+/// number of ps (G = 0.018 ns is 18 ps).
+#[test]
+fn long_runs_fall_back_to_a_coarser_unit() {
+    let mut b = GraphBuilder::new(2);
+    let c = b.add(0, Op::calc(5_000_000_000_000)).unwrap(); // 5000 s
+    let s = b.add(0, Op::send(8, 1, 0)).unwrap();
+    b.requires(s, c).unwrap();
+    b.add(1, Op::recv(8, 0, 0)).unwrap();
+    let mut g = b.finish().unwrap();
+    let pt = point(3000.0, 1500.0, 0.0, 0.018, 0.0);
+    let r = sim(&g, &SimOptions::default(), &pt);
+    assert_eq!((r.unit_fs, r.exact), (1000, true));
+    assert_eq!(r.runtime_ns(), 5_000_000_006_000.126);
+    assert_eq!(engine_fs(&mut g, Model::default(), &pt), 5_000_000_006_000_126_000);
+}

@@ -152,7 +152,7 @@ def _print_tables(graph, sim, baseline, samples, timeline, args) -> None:
     sem = "LogGOPSim-compatible (integer ns)" if sim.options.semantics == "loggopsim" else "DESIGN §4" + (
         ", CPU serialization" if sim.options.cpu_serialization else ", no CPU serialization")
     head.add_row("semantics", sem)
-    head.add_row("parameters", sim.params.describe())
+    head.add_row("parameters", sim.describe_params())
     for d in sim.options.noise_dicts():
         head.add_row("noise", describe(d) + f"  (seed {sim.options.seed})")
     head.add_row("runtime", f"{fmt_time(sim.runtime_ns)}  ({_exact(sim.runtime_ns, sim)} ns)")
