@@ -111,8 +111,7 @@ class Simulation:
         from latitude.units import fmt_size
 
         p = self.params
-        return (f"L={p.L:g} o={p.o:g} g={p.g:g} G={p.G:g} O={p.O:g} (ns, ns/B) S={fmt_size(p.S)} "
-                "(LogGOPSim rendezvous)")
+        return f"L={p.L:g} o={p.o:g} g={p.g:g} G={p.G:g} O={p.O:g} ns S={fmt_size(p.S)}"
 
 
 @dataclass

@@ -124,7 +124,7 @@ pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outc
     for i in roots {
         sim.push_new(OP, i, 0);
     }
-    while let Some(e) = sim.st.q.pop() {
+    while let Some(e) = sim.st.q.take() {
         sim.st.events += 1;
         match (e.kind, sg.op(e.v).kind) {
             (MSG, _) => sim.msg(e),

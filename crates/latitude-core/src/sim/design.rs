@@ -121,7 +121,7 @@ pub(crate) fn run<O: Obs>(ctx: &Ctx, st: &mut State, obs: &mut O) -> Result<Outc
     for &i in &ctx.sg.roots {
         sim.push(READY, i, 0);
     }
-    while let Some(e) = sim.st.q.pop() {
+    while let Some(e) = sim.st.q.take() {
         sim.st.events += 1;
         sim.now = e.time();
         let (kind, i) = ((e.tie() >> 62) as u8, e.tie() as u32);
