@@ -131,23 +131,6 @@ impl<E: Keyed> EventQueue<E> {
         self.held = top.is_some();
         top
     }
-
-    /// The earliest event, left in place until the next `push` or `take` (handlers that
-    /// push a follow-up event then pay one sift instead of two).
-    #[inline]
-    pub fn take(&mut self) -> Option<E> {
-        if self.held {
-            self.heap.pop();
-        }
-        let top = self.heap.peek().map(|r| r.0);
-        self.held = top.is_some();
-        top
-    }
-
-    #[inline]
-    pub fn pop(&mut self) -> Option<E> {
-        self.heap.pop().map(|r| r.0)
-    }
 }
 
 #[cfg(test)]
