@@ -75,23 +75,28 @@ class Simulation:
     def events(self) -> int:
         return int(self.raw["events"])
 
+    @property
+    def integer_ns(self) -> bool:
+        """Times are whole ns (the LogGOPSim semantics)."""
+        return self.options.semantics == "loggopsim"
+
     def rank_end_exact(self) -> list:
         """Per-rank end times; integers (ns) under the LogGOPSim semantics."""
-        if self.raw["unit_fs"] == 1_000_000:
+        if self.integer_ns:
             return [int(x) for x in self.raw["rank_end_units"]]
         return [float(x) for x in self.rank_end_ns]
 
     def to_dict(self) -> dict:
         """The `latitude simulate --json` contract (DESIGN §6 keys first)."""
         return {
-            "runtime_ns": int(self.runtime_ns) if self.raw["unit_fs"] == 1_000_000 else self.runtime_ns,
+            "runtime_ns": int(self.runtime_ns) if self.integer_ns else self.runtime_ns,
             "rank_end_ns": self.rank_end_exact(),
             "semantics": self.options.semantics,
             "cpu_serialization": self.options.cpu_serialization if self.options.semantics == "design" else None,
             "events": self.events,
             "static_mismatches": int(self.raw["static_mismatches"]),
             "unfinished_ops": int(self.raw["unfinished"]),
-            "time_resolution_fs": int(self.raw["unit_fs"]),
+            "time_resolution_ns": int(self.raw["unit_ticks"]) / 1e9,
             "exact_parameters": bool(self.raw["exact"]),
             "seed": int(self.options.seed),
             "noise": list(self.options.noise),

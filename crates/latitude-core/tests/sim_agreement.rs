@@ -14,15 +14,20 @@ fn opts(model: Model, cpu_serialization: bool) -> SimOptions {
     SimOptions { model, cpu_serialization, ..Default::default() }
 }
 
+/// Simulated T in ticks (exact: the simulator's unit is a whole number of ticks).
+fn ticks(r: &SimResult) -> i128 {
+    r.runtime() as i128 * r.unit_ticks as i128
+}
+
 fn sim(g: &ExecGraph, o: &SimOptions, pt: &Point) -> SimResult {
     let sg = SimGraph::new(g).unwrap();
     simulate(g, &sg, pt, o, &NoiseSpec::default(), 0).unwrap()
 }
 
-/// Engine T in fs (after preparing, which may reorder g).
-fn engine_fs(g: &mut ExecGraph, model: Model, pt: &Point) -> i128 {
+/// Engine T in ticks of 10⁻⁹ ns (after preparing, which may reorder g).
+fn engine_ticks(g: &mut ExecGraph, model: Model, pt: &Point) -> i128 {
     let plan = Plan::prepare(g, model).unwrap();
-    predict(g, &plan, pt).t
+    predict(g, &plan, pt).unwrap().t
 }
 
 fn models() -> Vec<Model> {
@@ -64,13 +69,13 @@ fn worked_example_reproduces_the_paper() {
         let g = worked_example(c0);
         let r = sim(&g, &SimOptions::default(), &point(l, 0.0, 0.0, 5.0, 0.0));
         assert_eq!(r.runtime_ns(), want, "c0 {c0} L {l}");
-        assert_eq!(r.unit_fs, 1);
+        assert_eq!((r.unit_ticks, r.exact), (1_000_000_000, true), "integer parameters: ns");
         assert_eq!(r.static_mismatches, 0);
     }
 }
 
 /// One operation at a time per rank (blocking programs), g = 0: simulator = engine,
-/// exactly (both count femtoseconds), for every protocol and eager limit.
+/// exactly (integer times), for every protocol and eager limit.
 #[test]
 fn blocking_programs_agree_with_engine_on_1000_random_graphs() {
     let mut compared = 0;
@@ -79,10 +84,10 @@ fn blocking_programs_agree_with_engine_on_1000_random_graphs() {
         let mut r = Rng::new(seed);
         for model in models() {
             let pt = random_point(&mut r, false);
-            let want = engine_fs(&mut g, model, &pt);
+            let want = engine_ticks(&mut g, model, &pt);
             let got = sim(&g, &opts(model, true), &pt);
-            assert_eq!(got.runtime() as i128, want, "seed {seed} {model:?} {pt:?}");
-            assert!((got.runtime_ns() - want as f64 / 1e6).abs() <= 1e-9 * got.runtime_ns().max(1.0));
+            assert_eq!(ticks(&got), want, "seed {seed} {model:?} {pt:?}");
+            assert!((got.runtime_ns() - want as f64 / 1e9).abs() <= 1e-9 * got.runtime_ns().max(1.0));
             assert_eq!(got.static_mismatches, 0);
             compared += 1;
         }
@@ -99,8 +104,8 @@ fn without_cpu_serialization_agrees_on_nonblocking_graphs() {
         let mut r = Rng::new(seed + 99);
         for model in models() {
             let pt = random_point(&mut r, false);
-            let want = engine_fs(&mut g, model, &pt);
-            assert_eq!(sim(&g, &opts(model, false), &pt).runtime() as i128, want, "seed {seed} {model:?}");
+            let want = engine_ticks(&mut g, model, &pt);
+            assert_eq!(ticks(&sim(&g, &opts(model, false), &pt)), want, "seed {seed} {model:?}");
         }
     }
 }
@@ -114,8 +119,8 @@ fn cpu_serialization_only_delays() {
         let mut r = Rng::new(seed + 5);
         let model = models()[r.below(6) as usize];
         let pt = random_point(&mut r, false);
-        let want = engine_fs(&mut g, model, &pt);
-        let got = sim(&g, &opts(model, true), &pt).runtime() as i128;
+        let want = engine_ticks(&mut g, model, &pt);
+        let got = ticks(&sim(&g, &opts(model, true), &pt));
         assert!(got >= want, "seed {seed}: sim {got} < engine {want}");
         slower += (got > want) as u32;
     }
@@ -132,8 +137,8 @@ fn nic_serialization_agrees_on_blocking_programs() {
         for mut model in models() {
             model.nic_serialization = true;
             let pt = random_point(&mut r, true);
-            let want = engine_fs(&mut g, model, &pt);
-            assert_eq!(sim(&g, &opts(model, true), &pt).runtime() as i128, want, "seed {seed} {model:?}");
+            let want = engine_ticks(&mut g, model, &pt);
+            assert_eq!(ticks(&sim(&g, &opts(model, true), &pt)), want, "seed {seed} {model:?}");
         }
     }
 }
@@ -153,7 +158,7 @@ fn overlapping_ops_queue_for_the_cpu() {
     let pt = point(1000.0, 100.0, 0.0, 0.0, 0.0);
     let model = Model::default();
     // recv: arrives 0 + 100 + 1000, + o = 1200 on rank 1
-    assert_eq!(engine_fs(&mut g, model, &pt), 1200 * 1_000_000);
+    assert_eq!(engine_ticks(&mut g, model, &pt), 1200 * 1_000_000_000);
     let r = sim(&g, &opts(model, true), &pt);
     assert_eq!(r.rank_end_ns(), vec![1100.0, 1200.0]);
     let free = sim(&g, &opts(model, false), &pt);
@@ -280,19 +285,30 @@ fn critical_path_of_the_worked_example() {
     assert_eq!(r.to_ns(waits[0].2 - waits[0].1), 1515.0 - 500.0); // posted at 500, data at 1515
 }
 
-/// Runs beyond 2⁶² fs (≈ 77 min) are redone in ps: exact when every parameter is a whole
-/// number of ps (G = 0.018 ns is 18 ps).
+/// The unit is the coarsest in which the parameters are exact (G = 0.018 ns: ps). A run
+/// that would overflow it is redone in a coarser one: G = 2.5·10⁻⁷ ns needs ticks (range
+/// 4.6 s), a 5 s calc overflows them, so the run is redone in fs, where G rounds to 0.
 #[test]
-fn long_runs_fall_back_to_a_coarser_unit() {
-    let mut b = GraphBuilder::new(2);
-    let c = b.add(0, Op::calc(5_000_000_000_000)).unwrap(); // 5000 s
-    let s = b.add(0, Op::send(8, 1, 0)).unwrap();
-    b.requires(s, c).unwrap();
-    b.add(1, Op::recv(8, 0, 0)).unwrap();
-    let mut g = b.finish().unwrap();
+fn units_follow_the_parameters_and_fall_back_on_overflow() {
+    let build = |calc: u64| {
+        let mut b = GraphBuilder::new(2);
+        let c = b.add(0, Op::calc(calc)).unwrap();
+        let s = b.add(0, Op::send(8, 1, 0)).unwrap();
+        b.requires(s, c).unwrap();
+        b.add(1, Op::recv(8, 0, 0)).unwrap();
+        b.finish().unwrap()
+    };
+    let mut g = build(5_000_000_000_000); // 5000 s
     let pt = point(3000.0, 1500.0, 0.0, 0.018, 0.0);
     let r = sim(&g, &SimOptions::default(), &pt);
-    assert_eq!((r.unit_fs, r.exact), (1000, true));
-    assert_eq!(r.runtime_ns(), 5_000_000_006_000.126);
-    assert_eq!(engine_fs(&mut g, Model::default(), &pt), 5_000_000_006_000_126_000);
+    assert_eq!((r.unit_ticks, r.exact), (1_000_000, true));
+    assert_eq!(ticks(&r), engine_ticks(&mut g, Model::default(), &pt));
+    let mut g = build(5_000_000_000); // 5 s
+    let pt = point(3000.0, 1500.0, 0.0, 2.5e-7, 0.0);
+    let r = sim(&g, &SimOptions::default(), &pt);
+    assert_eq!((r.unit_ticks, r.exact), (1_000, false));
+    assert_eq!(r.runtime_ns(), 5_000_006_000.0);
+    let exact = engine_ticks(&mut g, Model::default(), &pt);
+    assert_eq!(exact, 5_000_006_000 * 1_000_000_000 + 7 * 250);
+    assert!((ticks(&r) - exact).abs() as f64 <= 1e-9 * exact as f64);
 }

@@ -31,7 +31,7 @@ fn run(g: &ExecGraph, p: P) -> SimResult {
 
 fn ends(g: &ExecGraph, p: P) -> Vec<u64> {
     let r = run(g, p);
-    assert_eq!(r.unit_fs, 1_000_000, "LogGOPSim semantics counts integer ns");
+    assert_eq!(r.unit_ticks, 1_000_000_000, "LogGOPSim semantics counts integer ns");
     r.rank_end
 }
 

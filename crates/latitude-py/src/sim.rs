@@ -101,7 +101,7 @@ pub fn result_dict<'py>(py: Python<'py>, g: &ExecGraph, r: &SimResult, elapsed: 
     d.set_item("runtime_ns", r.runtime_ns())?;
     d.set_item("rank_end_ns", r.rank_end_ns().into_pyarray(py))?;
     d.set_item("rank_end_units", r.rank_end.clone().into_pyarray(py))?;
-    d.set_item("unit_fs", r.unit_fs)?;
+    d.set_item("unit_ticks", r.unit_ticks)?;
     d.set_item("exact", r.exact)?;
     d.set_item("events", r.events)?;
     d.set_item("elapsed_s", elapsed)?;

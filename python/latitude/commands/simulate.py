@@ -176,7 +176,7 @@ def _print_tables(graph, sim, baseline, samples, timeline, args) -> None:
 
 
 def _exact(t, sim) -> str:
-    return f"{int(t):,}" if sim.raw["unit_fs"] == 1_000_000 else f"{t:,.3f}"
+    return f"{int(t):,}" if sim.integer_ns else f"{t:,.3f}"
 
 
 def _pct(x, base) -> str:

@@ -8,11 +8,13 @@
 //!   plus CPU serialization of overlapping operations and NIC serialization in start order.
 //! * [`Semantics::LogGopSim`]: LogGOPSim v1's rules and quirks bit for bit (`compat.rs`).
 //!
-//! Time is an integer number of *units*. The default simulator starts with 1 fs (the
-//! engine's resolution, so both agree exactly) and falls back to 1 ps, then 1 ns, if a run
-//! would exceed 2⁶² units (≈ 1.3 h of simulated time in fs); parameters not representable in
-//! the coarser unit are rounded (reported by `exact`). The LogGOPSim semantics uses integer
-//! ns like LogGOPSim and requires integer parameters.
+//! Time is an integer number of *units*: 1 ns, 1 ps, 1 fs or 1 tick (10⁻⁹ ns, the engine's
+//! resolution). The default simulator uses the coarsest unit in which every parameter is
+//! exact (calc durations are whole ns), so its times are exact and equal the engine's, with
+//! the most range (2⁶² units: 146 years in ns, 51 days in ps, 77 min in fs, 4.6 s in ticks);
+//! a run that would exceed 2⁶² units is redone in the next coarser unit, rounding the
+//! parameters (reported by `exact`). The LogGOPSim semantics uses integer ns like LogGOPSim
+//! and requires integer parameters.
 
 pub mod noise;
 pub mod record;
@@ -25,7 +27,7 @@ mod queue;
 
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
-use crate::model::{p, Model, Point, FS_PER_NS, NPARAM};
+use crate::model::{p, Model, Point, NPARAM, TICKS_PER_NS};
 
 pub use noise::{read_trace, sample_seed, Dist, NoisePlan, NoiseSpec, OsNoise};
 pub use prep::{SimGraph, MAX_SIM_RANKS};
@@ -84,9 +86,9 @@ pub(crate) struct Outcome {
 /// The result of one simulation.
 #[derive(Clone, Debug)]
 pub struct SimResult {
-    /// Per-rank end time in units of `unit_fs` femtoseconds.
+    /// Per-rank end time in units of `unit_ticks` ticks (10⁻⁹ ns).
     pub rank_end: Vec<u64>,
-    pub unit_fs: u64,
+    pub unit_ticks: u64,
     /// Whether every parameter was represented exactly in that unit.
     pub exact: bool,
     /// Events processed (heap pops, re-insertions included).
@@ -103,7 +105,7 @@ impl SimResult {
         self.rank_end.iter().copied().max().unwrap_or(0)
     }
     pub fn to_ns(&self, t: u64) -> f64 {
-        t as f64 * self.unit_fs as f64 / FS_PER_NS as f64
+        t as f64 * self.unit_ticks as f64 / TICKS_PER_NS as f64
     }
     pub fn runtime_ns(&self) -> f64 {
         self.to_ns(self.runtime())
@@ -113,20 +115,21 @@ impl SimResult {
     }
 }
 
-/// Units tried in order by the default semantics (fs per unit).
-const UNITS_FS: [u64; 3] = [1, 1_000, 1_000_000];
+/// Simulation units in ticks (10⁻⁹ ns): tick, fs, ps, ns.
+const UNITS: [u64; 4] = [1, 1_000, 1_000_000, 1_000_000_000];
+const NS: usize = 3;
 /// A run whose runtime reaches this many units is redone in a coarser unit.
 const LIMIT: u64 = 1 << 62;
 const FLAGS: [&str; NPARAM] = ["-L", "-o", "-g", "-G", "-O"];
 
-/// θ in units of `unit_fs` (rounded), and whether that was exact.
-fn theta_in(pt: &Point, unit_fs: u64) -> (Theta, bool) {
+/// θ in units of `unit_ticks` ticks (rounded), and whether that was exact.
+fn theta_in(pt: &Point, unit_ticks: u64) -> (Theta, bool) {
     let mut v = [0u64; NPARAM];
     let mut exact = true;
     for k in 0..NPARAM {
-        // θ_k = theta/unit ns = theta·10⁶/unit fs
-        let num = pt.theta[k] * FS_PER_NS;
-        let den = pt.unit * unit_fs as i128;
+        // θ_k = theta/unit ns = theta·10⁹/unit ticks
+        let num = pt.theta[k] * TICKS_PER_NS;
+        let den = pt.unit * unit_ticks as i128;
         exact &= num % den == 0;
         v[k] = ((num + den / 2) / den).clamp(0, u64::MAX as i128) as u64;
     }
@@ -135,7 +138,7 @@ fn theta_in(pt: &Point, unit_fs: u64) -> (Theta, bool) {
 
 /// LogGOPSim takes `int` parameters in ns and a 32-bit S.
 fn compat_theta(pt: &Point, model: &Model) -> Result<Theta> {
-    let (th, _) = theta_in(pt, FS_PER_NS as u64);
+    let (th, _) = theta_in(pt, UNITS[NS]);
     let vals = pt.ns();
     for k in 0..NPARAM {
         let integral = pt.theta[k] % pt.unit == 0;
@@ -171,9 +174,10 @@ impl<'a> Runner<'a> {
         noise.validate()?;
         let unit = if opts.semantics == Semantics::LogGopSim {
             compat_theta(pt, &opts.model)?;
-            UNITS_FS.len() - 1
+            NS
         } else {
-            0
+            // the coarsest unit in which every parameter is exact
+            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u]).1).unwrap_or(0)
         };
         Ok(Runner { g, sg, pt: *pt, opts: *opts, noise, unit, plan: None, design: Default::default(), compat: Default::default() })
     }
@@ -181,15 +185,15 @@ impl<'a> Runner<'a> {
     /// One simulation with noise drawn from `seed` (a sample seed, see [`sample_seed`]).
     pub fn run(&mut self, seed: u64) -> Result<SimResult> {
         loop {
-            let unit_fs = UNITS_FS[self.unit];
+            let unit_ticks = UNITS[self.unit];
             let (th, exact) = match self.opts.semantics {
                 Semantics::LogGopSim => (compat_theta(&self.pt, &self.opts.model)?, true),
-                Semantics::Design => theta_in(&self.pt, unit_fs),
+                Semantics::Design => theta_in(&self.pt, unit_ticks),
             };
             let out = self.run_in(th, seed)?;
             let (outcome, record) = out;
             let runtime = outcome.rank_end.iter().copied().max().unwrap_or(0);
-            let coarser = self.unit + 1 < UNITS_FS.len();
+            let coarser = self.unit < NS;
             if self.opts.semantics == Semantics::Design && runtime >= LIMIT {
                 if !coarser {
                     return Err(Error::new("simulated time exceeds 2^62 ns; the graph's durations are out of range"));
@@ -199,7 +203,7 @@ impl<'a> Runner<'a> {
             }
             return Ok(SimResult {
                 rank_end: outcome.rank_end,
-                unit_fs,
+                unit_ticks,
                 exact,
                 events: outcome.events,
                 static_mismatches: outcome.mismatches,
@@ -210,7 +214,7 @@ impl<'a> Runner<'a> {
     }
 
     fn run_in(&mut self, th: Theta, seed: u64) -> Result<(Outcome, Option<Record>)> {
-        let upn = (FS_PER_NS as u64) / UNITS_FS[self.unit];
+        let upn = UNITS[NS] / UNITS[self.unit];
         if self.plan.as_ref().map(|p| p.0) != Some(self.unit) {
             self.plan = Some((self.unit, NoisePlan::new(self.noise, upn)));
         }
