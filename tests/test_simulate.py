@@ -137,6 +137,25 @@ def test_timeline_follows_the_trace_event_rules(tmp_path):
     assert res["timeline"]["critical_messages"] == 1
 
 
+def critical_chain(doc, ranks):
+    """The critical path's phases in time order: (first start, last end, overlaps)."""
+    cr = sorted((e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == ranks), key=lambda e: e["ts"])
+    overlaps = sum(b["ts"] < a["ts"] + a["dur"] - 1e-6 for a, b in zip(cr, cr[1:]))
+    return cr[0]["ts"], cr[-1]["ts"] + cr[-1]["dur"], overlaps
+
+
+@pytest.mark.parametrize("compat", [(), ("--loggopsim-compat", "-G", "0")])
+def test_critical_path_is_a_chain_from_zero_to_the_runtime(tmp_path, compat):
+    out = str(tmp_path / "halo.json")
+    res = sim_json(HALO, *compat, "--timeline", out)
+    doc = json.load(open(out))
+    assert check_trace(doc) == []
+    first, last, overlaps = critical_chain(doc, 16)
+    assert (first, overlaps) == (0.0, 0)
+    assert last == pytest.approx(res["runtime_ns"] / 1000, abs=1e-6)
+    assert res["timeline"]["critical_messages"] > 10
+
+
 def test_timeline_of_a_nonblocking_program_is_valid(tmp_path):
     out = str(tmp_path / "halo.json")
     run_cli("simulate", HALO, "--timeline", out, "--timeline-window", "0:200us")
