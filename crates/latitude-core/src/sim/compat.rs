@@ -39,7 +39,7 @@
 use super::matching::{Found, Matcher, Side};
 use super::noise::Noise;
 use super::queue::{Event, EventQueue};
-use super::record::{Cause, Obs, SliceKind};
+use super::record::{Cause, Obs, Slice, SliceKind};
 use super::{stall_error, Outcome, SimGraph, Theta};
 use crate::error::Result;
 use crate::graph::{ExecGraph, Kind};
@@ -235,7 +235,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         self.st.nexto[rc] = end;
         if O::ON {
             let v = self.vx(i);
-            let k = self.obs.slice(v, SliceKind::Calc, op.rank, op.cpu, t, end, self.st.op_cause[i as usize]);
+            let k = self.obs.slice(Slice { v, kind: SliceKind::Calc, rank: op.rank, cpu: op.cpu, t0: t, t1: end, cause: self.st.op_cause[i as usize] });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.started(v, t);
             self.obs.ended(v, end, Cause::slice(k));
@@ -266,7 +266,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let eager = op.val <= self.c.eager_limit;
         if O::ON {
             let v = self.vx(u);
-            let k = self.obs.slice(v, SliceKind::Send, op.rank, op.cpu, t, end, self.st.op_cause[u as usize]);
+            let k = self.obs.slice(Slice { v, kind: SliceKind::Send, rank: op.rank, cpu: op.cpu, t0: t, t1: end, cause: self.st.op_cause[u as usize] });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.set_nic(rn, Cause::gap(k));
             self.obs.started(v, t);
@@ -342,7 +342,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         self.st.nextgr[rn] = t.wrapping_add(th.g).wrapping_add(times(op.val, th.gb));
         let mut cause = Cause::NONE;
         if O::ON {
-            let k = self.obs.slice(self.vx(u), SliceKind::Recv, h, op.cpu, t, end, self.st.msg_cause[u as usize]);
+            let k = self.obs.slice(Slice { v: self.vx(u), kind: SliceKind::Recv, rank: h, cpu: op.cpu, t0: t, t1: end, cause: self.st.msg_cause[u as usize] });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.set_nicr(rn, Cause::gap(k));
             self.obs.flow(self.vx(u), k);

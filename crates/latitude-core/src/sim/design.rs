@@ -37,7 +37,7 @@ use rustc_hash::FxHashMap;
 use super::matching::{Found, Matcher, Side};
 use super::noise::Noise;
 use super::queue::{EventQueue, Key};
-use super::record::{Cause, Obs, SliceKind};
+use super::record::{Cause, Obs, Slice, SliceKind};
 use super::{stall_error, Outcome, SimGraph, Theta};
 use crate::error::Result;
 use crate::graph::{ExecGraph, Kind, NONE};
@@ -211,7 +211,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         }
         let mut slice = 0;
         if O::ON {
-            slice = self.obs.slice(self.vx(i), kind, op.rank, op.cpu, t0, t1, cause0);
+            slice = self.obs.slice(Slice { v: self.vx(i), kind, rank: op.rank, cpu: op.cpu, t0, t1, cause: cause0 });
             self.obs.set_cpu(rc, Cause::slice(slice));
         }
         (t0, t1, slice)

@@ -126,12 +126,12 @@ const FLAGS: [&str; NPARAM] = ["-L", "-o", "-g", "-G", "-O"];
 fn theta_in(pt: &Point, unit_ticks: u64) -> (Theta, bool) {
     let mut v = [0u64; NPARAM];
     let mut exact = true;
-    for k in 0..NPARAM {
+    for (x, theta) in v.iter_mut().zip(pt.theta) {
         // θ_k = theta/unit ns = theta·10⁹/unit ticks
-        let num = pt.theta[k] * TICKS_PER_NS;
+        let num = theta * TICKS_PER_NS;
         let den = pt.unit * unit_ticks as i128;
         exact &= num % den == 0;
-        v[k] = ((num + den / 2) / den).clamp(0, u64::MAX as i128) as u64;
+        *x = ((num + den / 2) / den).clamp(0, u64::MAX as i128) as u64;
     }
     (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE] }, exact)
 }

@@ -96,7 +96,7 @@ pub fn read_trace(path: &str) -> Result<Vec<(u64, u64)>> {
         let mut num = |what: &str| -> Result<u64> {
             let tok = it.next().ok_or_else(|| at(format!("expected '<start> <duration>' in ns, missing the {what}")))?;
             let v: f64 = tok.parse().map_err(|_| at(format!("expected the {what} in ns (a number), found '{tok}'")))?;
-            if !(v.is_finite() && v >= 0.0 && v < 9.2e18) {
+            if !(0.0..9.2e18).contains(&v) {
                 return Err(at(format!("the {what} must be a non-negative time in ns, found '{tok}'")));
             }
             Ok(v.round() as u64)

@@ -75,7 +75,8 @@ impl Cause {
 /// The simulators' reporting interface. Resource indices are `rank·count + index`.
 pub(crate) trait Obs {
     const ON: bool;
-    fn slice(&mut self, _v: u32, _kind: SliceKind, _rank: u32, _cpu: u8, _t0: u64, _t1: u64, _cause: Cause) -> u32 {
+    /// A CPU phase; returns its index.
+    fn slice(&mut self, _s: Slice) -> u32 {
         0
     }
     fn ready_cause(&mut self, _w: u32, _by: u32, _start_dep: bool) {}
@@ -156,13 +157,13 @@ impl Record {
 
 impl Obs for Record {
     const ON: bool = true;
-    fn slice(&mut self, v: u32, kind: SliceKind, rank: u32, cpu: u8, t0: u64, t1: u64, cause: Cause) -> u32 {
+    fn slice(&mut self, s: Slice) -> u32 {
         let i = self.slices.len() as u32;
-        self.slices.push(Slice { v, kind, rank, cpu, t0, t1, cause });
-        if kind == SliceKind::ReadRequest {
-            self.rr_slice[v as usize] = i;
-        } else if self.first_slice[v as usize] == NONE {
-            self.first_slice[v as usize] = i;
+        self.slices.push(s);
+        if s.kind == SliceKind::ReadRequest {
+            self.rr_slice[s.v as usize] = i;
+        } else if self.first_slice[s.v as usize] == NONE {
+            self.first_slice[s.v as usize] = i;
         }
         i
     }
