@@ -302,3 +302,26 @@ fn non_integer_parameters_are_rejected() {
     assert_eq!(err.location, "-G");
     assert!(err.message.contains("integer ns"), "{err}");
 }
+
+/// Nodes released together (and roots) are inserted SEND < RECV < CALC, then by offset:
+/// the send is issued before the calc that precedes it in the file, so its message leaves
+/// at 100 + o + L = 1150 (calc first: 1200). Likewise for roots at time 0.
+#[test]
+fn released_sends_go_before_calcs() {
+    let g = goal(
+        "num_ranks 2
+rank 0 {
+c0: calc 100
+x: calc 50
+s: send 8b to 1
+x requires c0
+s requires c0
+}
+rank 1 {
+recv 8b from 0
+}",
+    );
+    assert_eq!(ends(&g, BASE), vec![200, 1200]);
+    let roots = goal("num_ranks 2\nrank 0 {\ncalc 100\nsend 8b to 1\n}\nrank 1 {\nrecv 8b from 0\n}");
+    assert_eq!(ends(&roots, BASE), vec![150, 1100]);
+}
