@@ -50,7 +50,7 @@ def runtime_histogram(samples, path: str, title: str = "", baseline_ns: float | 
     ax.set_xlabel(f"simulated runtime ({unit})")
     ax.set_ylabel("samples")
     ax.set_title(title or "Simulated runtime under noise", fontsize=10)
-    ax.legend(loc="upper right", fontsize=9, framealpha=0.9)
+    ax.legend(loc="best", fontsize=9, framealpha=0.9)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     try:

@@ -191,12 +191,15 @@ def simulate(handle, params: Params, options: SimOptions, record: bool = False) 
 
 def simulate_samples(handle, n: int, params: Params, options: SimOptions, threads: int | None = None,
                      progress=None) -> Samples:
-    """`n` samples (0..n); `progress(done, total)` is called between chunks."""
+    """`n` samples (0..n), on `threads` threads. With `progress(done, total)` the samples run
+    in chunks, reporting between them (each call re-reads a noise trace file, so traces get
+    at most 10 chunks); without, in one call."""
     if n < 1:
         raise InputError("--samples", f"expected at least 1 sample, got {n}")
     threads = threads or default_threads()
     kw = options.core_kwargs(params)
-    chunk = max(threads, -(-n // 100))
+    chunks = 1 if progress is None else (10 if any(d["target"] == "trace" for d in kw["noise"]) else 100)
+    chunk = max(threads, -(-n // chunks))
     runtimes, slowest, events, elapsed = [], [], 0, 0.0
     for first in range(0, n, chunk):
         count = min(chunk, n - first)

@@ -106,9 +106,13 @@ def _quiet(opts):
 
 
 def _samples(graph, params, opts, args):
+    import sys
+
     from latitude.progress import progress
     from latitude.simulation import simulate_samples
 
+    if not sys.stderr.isatty():
+        return simulate_samples(graph._h, args.samples, params, opts, args.threads)
     with progress(f"simulating {args.samples} samples", total=args.samples) as update:
         return simulate_samples(graph._h, args.samples, params, opts, args.threads, progress=update)
 
