@@ -10,6 +10,8 @@ from conftest import EXAMPLES
 import latitude
 from latitude.errors import InputError
 from latitude.noise import parse_all, parse_noise
+from latitude.params import Params
+from latitude.simulation import SimOptions
 
 
 @pytest.mark.parametrize("spec,want", [
@@ -65,3 +67,15 @@ def test_api_loggopsim_semantics_gives_integer_ns():
     # rank 0: calc, send (o), calc; rank 1: calc 500, recv pre-posted, message at
     # 1000 + 50 + 1000 processed for o, calc 1000
     assert ends == [2050, 3100] and all(isinstance(x, int) for x in ends)
+
+
+def test_chunked_samples_with_progress_equal_one_call():
+    from latitude.simulation import simulate_samples
+
+    g = latitude.load(os.path.join(EXAMPLES, "halo2d-16.goal"))
+    opts = SimOptions(noise=("calc:uniform:0:1us",), seed=4)
+    seen = []
+    chunked = simulate_samples(g._h, 7, Params(), opts, threads=2, progress=lambda d, t: seen.append((d, t)))
+    whole = simulate_samples(g._h, 7, Params(), opts, threads=2)
+    assert np.array_equal(chunked.runtime_ns, whole.runtime_ns)
+    assert seen[-1] == (7, 7) and len(seen) > 1
