@@ -124,7 +124,7 @@ def _slices(tl: dict, keep, tid, ranks: int) -> list[dict]:
     out, crit = [], []
     for i, t, (rank, kind, a, b, other, nbytes, local, tag, critical, val) in zip(idx.tolist(), tid[idx].tolist(), zip(*cols)):
         name = _slice_name(kind, other, nbytes)
-        args = {"op": local, "rank": rank}
+        args = {"op": None if local == NONE else local, "rank": rank}
         if kind == 0:
             args["ns"] = val
         else:

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use latitude_core::graph::ExecGraph;
+use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{Model, Point, NPARAM};
 use latitude_core::sim::{self, Dist, NoiseSpec, OsNoise, Semantics, SimGraph, SimOptions, SimResult};
 use latitude_core::Error;
@@ -134,7 +134,10 @@ fn timeline_dict<'py>(py: Python<'py>, g: &ExecGraph, r: &SimResult, rec: &sim::
     d.set_item("s_t1_ns", sl.iter().map(|s| ns(s.t1.max(s.t0))).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_kind", sl.iter().map(|s| s.kind as u8).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("s_vertex", sl.iter().map(|s| s.v).collect::<Vec<_>>().into_pyarray(py))?;
-    d.set_item("s_local", sl.iter().map(|s| g.local(s.v)).collect::<Vec<_>>().into_pyarray(py))?;
+    // LogGOPSim's arrival phases belong to the message (the send), not to an op of the rank
+    // that runs them: no op index there.
+    let local = |s: &sim::Slice| if s.kind == sim::SliceKind::Recv && g.kind(s.v) == Kind::Send { u32::MAX } else { g.local(s.v) };
+    d.set_item("s_local", sl.iter().map(local).collect::<Vec<_>>().into_pyarray(py))?;
     // The other side of a message phase: a send's destination, a receive's actual source and
     // size (from the matched send: a receive may be ANY_SOURCE, LogGOPSim's arrival phases
     // belong to the send).
