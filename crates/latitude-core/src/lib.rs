@@ -11,6 +11,7 @@ pub mod goal;
 pub mod graph;
 pub mod lp;
 pub mod model;
+pub mod sim;
 
 pub use error::{Error, Result};
 pub use graph::{ExecGraph, GraphBuilder};

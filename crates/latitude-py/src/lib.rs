@@ -4,6 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
+mod sim;
+
 use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
@@ -32,6 +34,8 @@ fn model_from(protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyRe
 struct Inner {
     g: ExecGraph,
     plan: Option<Arc<Plan>>,
+    /// Simulator successor lists (invalidated when a plan re-orders the graph).
+    sim: Option<Arc<latitude_core::sim::SimGraph>>,
 }
 
 impl Inner {
@@ -42,9 +46,17 @@ impl Inner {
             }
         }
         self.plan = None; // free the old plan before building the next
+        self.sim = None; // preparing may re-order the vertices
         let plan = Arc::new(Plan::prepare(&mut self.g, model)?);
         self.plan = Some(plan.clone());
         Ok(plan)
+    }
+
+    fn sim_graph(&mut self) -> Result<Arc<latitude_core::sim::SimGraph>, Error> {
+        if self.sim.is_none() {
+            self.sim = Some(Arc::new(latitude_core::sim::SimGraph::new(&self.g)?));
+        }
+        Ok(self.sim.clone().unwrap())
     }
 }
 
@@ -55,7 +67,7 @@ struct Graph {
 }
 
 fn wrap(g: ExecGraph) -> Graph {
-    Graph { inner: Mutex::new(Inner { g, plan: None }) }
+    Graph { inner: Mutex::new(Inner { g, plan: None, sim: None }) }
 }
 
 #[pymethods]
@@ -207,6 +219,62 @@ impl Graph {
         d.set_item("var_vertex", m.var_vertex.into_pyarray(py))?;
         d.set_item("var_kind", m.var_kind.iter().map(|&k| k as u8).collect::<Vec<u8>>().into_pyarray(py))?;
         Ok(d)
+    }
+
+    /// One discrete-event simulation (see latitude_core::sim). semantics = "design" or
+    /// "loggopsim"; noise = list of spec dicts (latitude/noise.py); record = timeline data.
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, record=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+        semantics: &str,
+        cpu_serialization: bool,
+        noise: Option<Bound<'py, pyo3::types::PyList>>,
+        seed: u64,
+        record: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), record)?.map_err(|e| input_error(py, e))?;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let sg = inner.sim_graph()?;
+            sim::run_one(&inner.g, &sg, &setup, seed)
+        });
+        let (r, elapsed) = out.map_err(|e| input_error(py, e))?;
+        sim::result_dict(py, &self.inner.lock().unwrap().g, &r, elapsed)
+    }
+
+    /// Monte Carlo samples first..first+count on `threads` threads (GIL released).
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, first=0, count=1, threads=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate_samples<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+        semantics: &str,
+        cpu_serialization: bool,
+        noise: Option<Bound<'py, pyo3::types::PyList>>,
+        seed: u64,
+        first: u64,
+        count: u64,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), false)?.map_err(|e| input_error(py, e))?;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let sg = inner.sim_graph()?;
+            sim::run_samples(&inner.g, &sg, &setup, seed, first, count, threads)
+        });
+        sim::samples(py, out)?.map_err(|e| input_error(py, e))
     }
 
     /// Every breakpoint of T in parameter `param` (0..5 = L, o, g, G, O) on [lo, hi] (ns, or
