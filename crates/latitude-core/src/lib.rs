@@ -4,6 +4,7 @@
 //! Pipeline (DESIGN §1): traces or job files → [`graph::ExecGraph`] → engine / LP /
 //! simulator → analyses. This crate does no printing; the Python front end reports.
 
+pub mod collectives;
 pub mod engine;
 pub mod error;
 pub mod gen;
