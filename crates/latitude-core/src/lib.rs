@@ -11,6 +11,7 @@ pub mod gen;
 pub mod goal;
 pub mod graph;
 pub mod lp;
+pub mod trace;
 pub mod model;
 
 pub use error::{Error, Result};
