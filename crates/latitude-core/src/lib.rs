@@ -13,6 +13,7 @@ pub mod graph;
 pub mod lp;
 pub mod trace;
 pub mod model;
+pub mod schedule;
 
 pub use error::{Error, Result};
 pub use graph::{ExecGraph, GraphBuilder};

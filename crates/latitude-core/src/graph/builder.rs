@@ -139,6 +139,28 @@ impl GraphBuilder {
         self.add_at(rank, op, 0)
     }
 
+    /// Set the source and tag of receive `id` (trace converters learn a wildcard receive's
+    /// actual source only when it completes, after the op was added).
+    pub fn resolve_recv(&mut self, id: u32, src: u32, tag: u32) -> std::result::Result<(), String> {
+        let i = id as usize;
+        if i >= self.kind.len() || self.kind[i] != Kind::Recv {
+            return Err(format!("operation {id} is not a receive"));
+        }
+        if src != ANY && src >= self.num_ranks {
+            return Err(format!("recv from rank {src} out of range (num_ranks {})", self.num_ranks));
+        }
+        let was = self.peer[i] == ANY || self.tag[i] == ANY;
+        let now = src == ANY || tag == ANY;
+        self.peer[i] = src;
+        self.tag[i] = tag;
+        match (was, now) {
+            (true, false) => self.wildcards -= 1,
+            (false, true) => self.wildcards += 1,
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// `a` depends on `b` (`a requires b` or `a irequires b`); both on the same rank.
     pub fn dep(&mut self, a: u32, b: u32, dep: Dep) -> std::result::Result<(), String> {
         let n = self.kind.len() as u32;
