@@ -44,6 +44,18 @@ def load(path: str, progress: bool = True) -> "Graph":
     return Graph(handle, path)
 
 
+def _method(name: str):
+    if name == "engine":
+        from latitude import analysis
+
+        return analysis
+    if name == "lp":
+        from latitude import lp_analysis
+
+        return lp_analysis
+    raise InputError("--method", f"expected engine or lp, got {name!r}")
+
+
 def _params(params: Params | None, kw: dict) -> Params:
     base = params or Params()
     return base.replace(**kw) if kw else base
@@ -95,6 +107,32 @@ class Graph:
 
     def arrays(self) -> dict:
         return self._h.arrays()
+
+    def sensitivity(self, lo, hi, param: str = "L", step=None, params: Params | None = None, method: str = "engine", **kw):
+        """Every critical point of T in `param` (L or G) on [lo, hi], exact (see latitude.analysis)."""
+        from latitude.units import parse_gap, parse_time
+
+        conv = parse_time if param == "L" else parse_gap
+        lo, hi = conv(lo, "lo"), conv(hi, "hi")
+        step = None if step is None else conv(step, "step")
+        p = _params(params, kw)
+        return _method(method).sensitivity(self, p, param, lo, hi, step)
+
+    def tolerance(self, pcts=(1, 2, 5), param: str = "L", baseline=None, params: Params | None = None,
+                  method: str = "engine", **kw):
+        """Largest L (or G) keeping T within x % of T(baseline), for each x in `pcts`."""
+        from latitude.units import parse_gap, parse_time
+
+        if baseline is not None:
+            baseline = (parse_time if param == "L" else parse_gap)(baseline, "--baseline")
+        p = _params(params, kw)
+        return _method(method).tolerance(self, p, param, list(pcts), baseline)
+
+    def tolerance_map(self, l_range, g_range, pcts=(1, 2, 5), resolution: int = 64, params: Params | None = None, **kw):
+        """Boundaries of {(L, G): T ≤ (1 + x/100)·T₀} (see latitude.analysis.tolerance_map)."""
+        from latitude import analysis
+
+        return analysis.tolerance_map(self, _params(params, kw), l_range, g_range, list(pcts), resolution)
 
 
 @dataclass

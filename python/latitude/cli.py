@@ -9,8 +9,15 @@ from latitude.commands import COMMANDS
 from latitude.errors import InputError, LatitudeError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (`latitude predict: <what>`) and exit code 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="latitude",
         description="Network latency and bandwidth tolerance of MPI applications "
         "(execution graphs priced with LogGPS).",
@@ -18,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     from latitude import __version__
 
     parser.add_argument("--version", action="version", version=f"latitude {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
             module = importlib.import_module(f"latitude.commands.{name}")

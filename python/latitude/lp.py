@@ -1,9 +1,11 @@
 """The LLAMP LP solved with HiGHS (highspy), and exported as MPS / LP files.
 
 The matrix is assembled in Rust (latitude_core::lp); here we hand it to HiGHS. The LP's
-optimum equals the engine's T; the reduced cost of column ``l`` is a subgradient of T in
-L: equal to λ_L where T is differentiable, and one of λ_L's one-sided values at a critical
-latency (which one depends on the optimal basis HiGHS returns).
+optimum equals the engine's T. The reduced cost of column ``l`` is a subgradient of T in
+L: it equals λ_L (= the engine's right and left derivative) at every L that is not a
+critical latency; at a critical latency it lies in [λ_L(left), λ_L(right)] and which value
+HiGHS returns depends on its optimal basis (with three or more critical paths meeting it
+can be strictly between). The engine reports both one-sided derivatives exactly.
 """
 from __future__ import annotations
 
@@ -97,9 +99,9 @@ class LinearProgram:
         ext = os.path.splitext(path)[1].lower()
         if ext not in (".mps", ".lp"):
             raise InputError(path, "expected a file name ending in .mps or .lp")
-        h = self.highs(names=True)
-        status = h.writeModel(os.fspath(path))
         import highspy
 
-        if status != highspy.HighsStatus.kOk or not os.path.exists(path):
+        h = self.highs(names=True)
+        status = h.writeModel(os.fspath(path))
+        if status == highspy.HighsStatus.kError or not os.path.exists(path):
             raise ToolError(f"HiGHS could not write {path}")

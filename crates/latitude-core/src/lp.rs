@@ -9,7 +9,8 @@
 //! its value — and `t ≥ E(v)` for every op whose end no `requires` edge consumes.
 //! Minimising t pushes every variable to its lower bound, so the optimum equals the
 //! engine's T, and the reduced cost of column k is a subgradient of T in θ_k: the engine's
-//! λ_k wherever T is differentiable, and at a breakpoint one of its one-sided slopes.
+//! λ_k wherever T is differentiable in θ_k, and at a breakpoint some subgradient in
+//! [λ_k(left), λ_k(right)] (which one depends on the optimal basis).
 //!
 //! Rows are `y − x − Σ a_k θ_k ≥ c` (c in ns); the matrix is row-wise CSR with 32-bit
 //! indices, ready for HiGHS' `passModel`.

@@ -238,6 +238,18 @@ impl Point {
         Point { theta, unit: self.unit * den }
     }
 
+    /// Same point (which must be in fs, `unit` = 10⁶) with parameter k = num/den fs, exact:
+    /// times then come out in units of fs/den.
+    pub fn at_fs(&self, k: usize, num: i128, den: i128) -> Point {
+        assert!(den > 0 && self.unit == FS_PER_NS);
+        let mut theta = self.theta;
+        for t in theta.iter_mut() {
+            *t *= den;
+        }
+        theta[k] = num;
+        Point { theta, unit: FS_PER_NS * den }
+    }
+
     pub fn to_ns(&self, t: i128) -> f64 {
         t as f64 / self.unit as f64
     }

@@ -4,7 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use latitude_core::engine::{predict as engine_predict, Plan};
+use latitude_core::engine::rational::Rat;
+use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{p, Model, Point, Protocol, NPARAM};
@@ -208,6 +209,121 @@ impl Graph {
         Ok(d)
     }
 
+    /// Every breakpoint of T in parameter `param` (0..5 = L, o, g, G, O) on [lo, hi] (ns, or
+    /// ns per byte), exact. Positions come as (num, den) in fs and as floats in ns.
+    #[pyo3(signature = (theta, param, lo, hi, step=None, protocol="handshake", eager_limit=262144, nic_serialization=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn sweep<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        param: usize,
+        lo: f64,
+        hi: f64,
+        step: Option<f64>,
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let (lo, hi) = (fs(lo), fs(hi));
+        let step = step.map(fs);
+        if param >= NPARAM || lo > hi {
+            return Err(pyo3::exceptions::PyValueError::new_err("bad sweep parameter or range"));
+        }
+        let sw = py
+            .detach(|| {
+                let mut inner = self.inner.lock().unwrap();
+                let plan = inner.plan(model)?;
+                Ok::<_, Error>(parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step }))
+            })
+            .map_err(|e| input_error(py, e))?;
+        let d = PyDict::new(py);
+        let bps: Vec<_> = sw.breakpoints.iter().map(|b| (rat(b.at), b.left.s, b.right.s, b.left.c, b.right.c, b.exact)).collect();
+        let pieces: Vec<_> = sw.pieces.iter().map(|pc| (rat(pc.from), rat(pc.to), pc.line.s, pc.line.c)).collect();
+        d.set_item("breakpoints", bps)?;
+        d.set_item("pieces", pieces)?;
+        d.set_item("evaluations", sw.evaluations)?;
+        d.set_item("passes", sw.passes)?;
+        Ok(d)
+    }
+
+    /// Largest value of parameter `param` with T ≤ ratio·T(x0) for each ratio (num, den).
+    /// Returns T(x0) in fs and, per ratio, (num, den) in fs or None (unbounded).
+    #[pyo3(signature = (theta, param, x0, ratios, protocol="handshake", eager_limit=262144, nic_serialization=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn tolerance<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        param: usize,
+        x0: f64,
+        ratios: Vec<(i128, i128)>,
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        if param >= NPARAM || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
+            return Err(pyo3::exceptions::PyValueError::new_err("bad tolerance parameter or ratio (< 1)"));
+        }
+        let x0 = fs(x0);
+        let (t0, res) = py
+            .detach(|| {
+                let mut inner = self.inner.lock().unwrap();
+                let plan = inner.plan(model)?;
+                Ok::<_, Error>(tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios))
+            })
+            .map_err(|e| input_error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("t0", t0)?;
+        d.set_item("x0", x0)?;
+        d.set_item("max", res.iter().map(|r| r.max.map(rat)).collect::<Vec<_>>())?;
+        d.set_item("evaluations", res.iter().map(|r| r.evaluations).collect::<Vec<_>>())?;
+        Ok(d)
+    }
+
+    /// For each absolute target τ = (num, den) fs: the largest value of parameter `param`
+    /// ≥ x0 with T ≤ τ: (num, den) fs, "unbounded", or "exceeded" (T(x0) > τ already).
+    #[pyo3(signature = (theta, param, x0, targets, protocol="handshake", eager_limit=262144, nic_serialization=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn max_below(
+        &self,
+        py: Python<'_>,
+        theta: [f64; NPARAM],
+        param: usize,
+        x0: f64,
+        targets: Vec<(i128, i128)>,
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+    ) -> PyResult<Vec<(&'static str, i128, i128)>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        if param >= NPARAM || targets.iter().any(|&(_, d)| d <= 0) {
+            return Err(pyo3::exceptions::PyValueError::new_err("bad parameter or target"));
+        }
+        let targets: Vec<Rat> = targets.into_iter().map(|(n, d)| Rat::new(n, d)).collect();
+        let x0 = fs(x0);
+        let (bounds, _) = py
+            .detach(|| {
+                let mut inner = self.inner.lock().unwrap();
+                let plan = inner.plan(model)?;
+                Ok::<_, Error>(tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets))
+            })
+            .map_err(|e| input_error(py, e))?;
+        Ok(bounds
+            .into_iter()
+            .map(|b| match b {
+                tolerance::Bound::Exceeded => ("exceeded", 0, 1),
+                tolerance::Bound::Unbounded => ("unbounded", 0, 1),
+                tolerance::Bound::Max(r) => ("max", r.num, r.den),
+            })
+            .collect())
+    }
+
     /// Per-vertex arrays (kind 0/1/2 = calc/send/recv, rank, local index, value, peer, tag,
     /// partner) in stored order, for inspection and tests.
     fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -227,6 +343,15 @@ impl Graph {
         let _ = Kind::Calc;
         Ok(d)
     }
+}
+
+/// ns (float) -> fs (integer), the unit of exact parameter values.
+fn fs(ns: f64) -> i128 {
+    (ns * 1e6).round() as i128
+}
+
+fn rat(r: Rat) -> (i128, i128) {
+    (r.num, r.den)
 }
 
 const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap"];

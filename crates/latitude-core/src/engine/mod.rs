@@ -1,9 +1,13 @@
 //! Pricing an execution graph: plans, the generic forward pass, predictions and their
 //! critical paths.
 
+pub mod multi;
+pub mod parametric;
 pub mod path;
 pub mod plan;
 pub mod predict;
+pub mod rational;
+pub mod tolerance;
 pub mod walk;
 
 pub use path::{summarize, PathSummary, Step, StepKind};

@@ -1,0 +1,97 @@
+//! Several parameter points in one pass over the graph.
+//!
+//! Sweeps (critical latencies, tolerances, curves) need T and the one-sided slopes in one
+//! parameter at many points; the graph is the expensive thing to read, so up to `K`
+//! points share each pass. Each point keeps its own exact time (and unit) and the
+//! largest / smallest slope among the paths attaining it (see `predict.rs`).
+
+use super::plan::Plan;
+use super::walk::{walk, Domain};
+use crate::graph::ExecGraph;
+use crate::model::{Affine, Point};
+
+/// Points per pass (values per slot: 2·K of 32 bytes).
+pub const K: usize = 8;
+
+/// T and one-sided slopes in one parameter at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Eval {
+    /// Runtime in units of 1/unit ns.
+    pub t: i128,
+    pub unit: i128,
+    pub right: u64,
+    pub left: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Tk {
+    t: i128,
+    hi: u64,
+    lo: u64,
+}
+
+struct Multi<'a> {
+    pts: &'a [Point],
+    k: usize,
+    best: [Option<Tk>; K],
+}
+
+impl Domain for Multi<'_> {
+    type Val = [Tk; K];
+    fn zero(&mut self) -> [Tk; K] {
+        [Tk { t: 0, hi: 0, lo: 0 }; K]
+    }
+    #[inline]
+    fn add(&mut self, x: &[Tk; K], a: &Affine) -> [Tk; K] {
+        let mut r = *x;
+        let ak = a.a[self.k];
+        for (i, pt) in self.pts.iter().enumerate() {
+            r[i].t += a.eval(pt);
+            r[i].hi += ak;
+            r[i].lo += ak;
+        }
+        r
+    }
+    #[inline]
+    fn max(&mut self, c: &[[Tk; K]]) -> ([Tk; K], usize) {
+        let mut best = c[0];
+        for x in &c[1..] {
+            for i in 0..self.pts.len() {
+                merge(&mut best[i], &x[i]);
+            }
+        }
+        (best, 0)
+    }
+    fn end(&mut self, _v: u32, e: &[Tk; K]) {
+        for i in 0..self.pts.len() {
+            match &mut self.best[i] {
+                None => self.best[i] = Some(e[i]),
+                Some(b) => merge(b, &e[i]),
+            }
+        }
+    }
+}
+
+#[inline]
+fn merge(b: &mut Tk, x: &Tk) {
+    if x.t > b.t {
+        *b = *x;
+    } else if x.t == b.t {
+        b.hi = b.hi.max(x.hi);
+        b.lo = b.lo.min(x.lo);
+    }
+}
+
+/// T and the one-sided slopes in parameter `k` at every point (⌈n/K⌉ passes).
+pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Vec<Eval> {
+    let mut out = Vec::with_capacity(points.len());
+    for chunk in points.chunks(K) {
+        let mut dom = Multi { pts: chunk, k, best: [None; K] };
+        walk(g, plan, &mut dom, None);
+        for (i, pt) in chunk.iter().enumerate() {
+            let b = dom.best[i].unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
+            out.push(Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo });
+        }
+    }
+    out
+}

@@ -1,0 +1,87 @@
+mod common;
+
+use latitude_core::gen::random::{random_graph, RandomSpec};
+use latitude_core::goal::{read_goal_from, write_goal_to};
+use latitude_core::graph::{Dep, ExecGraph, Kind, ANY};
+
+/// A canonical, order-independent description: per rank, per op in source order.
+fn canonical(g: &ExecGraph) -> Vec<(u32, u32, Kind, u64, u32, u32, u8, u8, Vec<(u32, bool)>)> {
+    let mut out = Vec::new();
+    for v in 0..g.len() as u32 {
+        let mut preds: Vec<(u32, bool)> = g.preds(v).map(|(p, d)| (g.local(p), d == Dep::Irequires)).collect();
+        preds.sort_unstable();
+        out.push((g.rank(v), g.local(v), g.kind(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), preds));
+    }
+    out.sort_by_key(|x| (x.0, x.1));
+    out
+}
+
+fn roundtrip(g: &ExecGraph) -> ExecGraph {
+    let mut text = Vec::new();
+    write_goal_to(g, &mut text).unwrap();
+    read_goal_from(&text[..], "roundtrip.goal").unwrap()
+}
+
+#[test]
+fn read_write_read_is_identity_on_random_graphs() {
+    for seed in 0..100 {
+        let g = random_graph(&RandomSpec { ranks: 1 + (seed % 7) as u32, rounds: 5, seed, ..Default::default() }).unwrap();
+        let g2 = roundtrip(&g);
+        assert_eq!(canonical(&g), canonical(&g2), "seed {seed}");
+        let g3 = roundtrip(&g2);
+        assert_eq!(canonical(&g2), canonical(&g3));
+    }
+}
+
+const PINGPONG: &str = "num_ranks 2
+
+rank 0 {
+l1: calc 1000
+l2: send 64b to 1 tag 7
+l3: recv 64b from 1 tag 7
+l4: calc 500
+l2 requires l1
+l3 requires l2
+l4 requires l3
+}
+
+rank 1 {
+l1: recv 64b from 0 tag 7
+l2: calc 2000
+l3: send 64b to 0 tag 7
+l2 requires l1
+l3 requires l2
+}
+";
+
+#[test]
+fn reference_example_pingpong() {
+    let g = read_goal_from(PINGPONG.as_bytes(), "pp.goal").unwrap();
+    assert_eq!(g.len(), 7);
+    assert_eq!(g.num_edges(), 5);
+    assert_eq!(canonical(&g), canonical(&roundtrip(&g)));
+}
+
+#[test]
+fn reference_example_wildcards_and_cpus() {
+    // goal-format.md §4.2 (rank 1 uses ANY_SOURCE/ANY_TAG) and §4.3 (cpu/nic, unlabelled ops).
+    let nb = "num_ranks 2\nrank 0 {\nc1: calc 100\ns: send 70000b to 1 tag 3\nr: recv 70000b from 1 tag 3\nc2: calc 5000\nw: calc 0\ns requires c1\nr requires c1\nc2 irequires s\nc2 irequires r\nw requires s\nw requires r\nw requires c2\n}\nrank 1 {\nc1: calc 100\ns: send 70000b to 0 tag 3\n// next line: any source, any tag\nr: recv 70000b from -1 tag -1\nc2: calc 5000\nw: calc 0\ns requires c1\nr requires c1\nc2 irequires s\nc2 irequires r\nw requires s\nw requires r\nw requires c2\n}\n";
+    let g = read_goal_from(nb.as_bytes(), "nb.goal").unwrap();
+    assert_eq!(g.wildcard_recvs(), 1);
+    let r = (0..g.len() as u32).find(|&v| g.rank(v) == 1 && g.kind(v) == Kind::Recv).unwrap();
+    assert_eq!((g.peer(r), g.tag(r)), (ANY, ANY));
+    let cpus = "num_ranks 2\nrank 0 {\ncalc 10 cpu 1\na: send 8b to 1 tag 0 cpu 0 nic 0\nb: calc 300 cpu 1\nb irequires a\n}\nrank 1 { recv 8b from 0\n}\n";
+    let g = read_goal_from(cpus.as_bytes(), "cpu.goal").unwrap();
+    assert_eq!(g.len(), 4);
+    assert_eq!(g.max_cpu(), 1);
+    assert_eq!(canonical(&g), canonical(&roundtrip(&g)));
+}
+
+#[test]
+fn lexical_variants_are_accepted() {
+    // Spacing variants, labels in any order, block comments between statements, CRLF.
+    let text = "num_ranks 1\r\n/* header\r\n comment */ rank 0 { x_1 : calc 5\r\n  l9:send 0 b to 0 tag 4294967295\r\nl2: recv 0b from 0 tag -1\r\nl2 requires x_1\r\nl9 irequires x_1\r\n} /* done */\r\n";
+    let g = read_goal_from(text.as_bytes(), "lex.goal").unwrap();
+    assert_eq!(g.len(), 3);
+    assert_eq!(g.wildcard_recvs(), 1);
+}

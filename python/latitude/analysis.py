@@ -1,0 +1,310 @@
+"""Latency and bandwidth analyses on top of the exact engine (DESIGN §5).
+
+T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise linear.
+
+* **Sensitivity** (`Graph.sensitivity`): every critical point (breakpoint) of T on [lo, hi]
+  and the linear pieces between them, found by tangent intersections: the tangents at the
+  ends of an interval meet at x*; if T(x*) lies on them x* is the only breakpoint, otherwise
+  the pieces at x* split the interval. Exact, with O(#pieces) evaluations batched several
+  per graph pass (latitude_core::engine::parametric).
+* **Tolerance** (`Graph.tolerance`): the largest x with T(x) ≤ (1 + p/100)·T(x₀), by Newton
+  steps from above on T's pieces (each step lands on a new piece; exact, finitely many).
+  "unbounded" when T stops growing (λ = 0 beyond every breakpoint).
+* **Tolerance map** (`Graph.tolerance_map`): the boundary of {(L, G): T(L, G) ≤ (1+p/100)·T₀}.
+  T is jointly convex, so the region is convex and its boundary a convex curve; for each of n
+  values of G on a grid the boundary's L is computed exactly, and where the boundary leaves
+  through L = L_min the crossing G is computed exactly too. Between those exact points the
+  curve is drawn linearly (an inner approximation of the convex region, at the stated grid).
+
+All positions come from Rust as exact rationals in fs (10⁻⁶ ns); here they are Fractions of ns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from latitude.errors import InputError
+from latitude.params import PARAM_NAMES
+
+PARAM_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
+FS = 10**6
+
+
+def ns(num: int, den: int = 1) -> Fraction:
+    """An exact fs rational as ns."""
+    return Fraction(num, den * FS)
+
+
+def param_index(name: str) -> int:
+    if name not in ("L", "G"):
+        raise InputError("--param", f"expected L or G, got {name!r}")
+    return PARAM_INDEX[name]
+
+
+def ratio(pct) -> tuple[int, int]:
+    """1 + pct/100 as an exact (num, den); pct may be '1.5', 2, 0.5."""
+    try:
+        f = Fraction(str(pct))
+    except (ValueError, ZeroDivisionError):
+        raise InputError("--pct", f"expected a percentage such as 1, 2.5, got {pct!r}") from None
+    if f < 0:
+        raise InputError("--pct", f"a tolerance percentage must be >= 0, got {pct}")
+    r = 1 + f / 100
+    return r.numerator, r.denominator
+
+
+@dataclass(frozen=True)
+class Line:
+    """T(x) = slope·x + intercept (ns; for G, x in ns per byte)."""
+
+    slope: int
+    intercept: Fraction
+
+    @classmethod
+    def from_fs(cls, s: int, c_fs: int) -> "Line":
+        return cls(int(s), ns(c_fs))
+
+    def __call__(self, x) -> Fraction:
+        return self.slope * Fraction(x) + self.intercept
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    at: Fraction
+    left: Line
+    right: Line
+    exact: bool = True
+
+
+@dataclass(frozen=True)
+class Piece:
+    start: Fraction
+    end: Fraction
+    line: Line
+
+
+@dataclass
+class Sensitivity:
+    """T on [lo, hi] in one parameter: breakpoints and linear pieces (exact)."""
+
+    param: str
+    lo: float
+    hi: float
+    params: object
+    breakpoints: list
+    pieces: list
+    evaluations: int = 0
+    passes: int = 0
+    method: str = "engine"
+    baseline: float | None = None
+
+    def piece_at(self, x) -> Piece:
+        x = Fraction(x)
+        for p in self.pieces:
+            if p.start <= x <= p.end:
+                return p
+        raise InputError("sensitivity", f"{float(x)} is outside the analysed range [{self.lo}, {self.hi}]")
+
+    def runtime(self, x) -> float:
+        return float(self.piece_at(x).line(x))
+
+    def slope(self, x) -> int:
+        """Right derivative at x (the slope of the piece to the right)."""
+        x = Fraction(x)
+        for p in self.pieces:
+            if p.start <= x < p.end:
+                return p.line.slope
+        return self.pieces[-1].line.slope
+
+    def rho(self, x) -> float:
+        """x·λ/T: the share of T spent in this parameter (ρ_L for L)."""
+        t = self.runtime(x)
+        return float(Fraction(x) * self.slope(x)) / t if t else 0.0
+
+    def curve(self, points: int = 100) -> list[dict]:
+        """T, λ, ρ on an even grid plus both sides of every breakpoint (for plots and CSV)."""
+        lo, hi = Fraction(self.lo), Fraction(self.hi)
+        xs = {lo + (hi - lo) * i / max(points - 1, 1) for i in range(points)}
+        xs |= {b.at for b in self.breakpoints}
+        rows = []
+        for x in sorted(xs):
+            rows.append({"x": float(x), "T": self.runtime(x), "slope": self.slope(x), "rho": self.rho(x)})
+        return rows
+
+    def to_dict(self) -> dict:
+        """The stable JSON contract of `latitude sensitivity --json` (DESIGN §6)."""
+        out = {
+            "param": self.param,
+            "range_ns": [self.lo, self.hi],
+            "method": self.method,
+            "breakpoints": [{"at_ns": float(b.at), "slope_left": b.left.slope, "slope_right": b.right.slope,
+                             "runtime_ns": float(b.left(b.at)), "exact": b.exact} for b in self.breakpoints],
+            "pieces": [{"from_ns": float(p.start), "to_ns": float(p.end), "slope": p.line.slope,
+                        "runtime_from_ns": float(p.line(p.start)), "runtime_to_ns": float(p.line(p.end)),
+                        "rho_from": _rho(p.start, p), "rho_to": _rho(p.end, p)} for p in self.pieces],
+            "evaluations": self.evaluations,
+            "graph_passes": self.passes,
+            "params": self.params.to_dict(),
+        }
+        if self.param == "G":
+            out["range_ns_per_byte"] = out["range_ns"]
+        return out
+
+    def to_frame(self):
+        """Pieces as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dict()["pieces"])
+
+    def curve_frame(self, points: int = 100):
+        import pandas as pd
+
+        return pd.DataFrame(self.curve(points))
+
+
+def _f(x):
+    return None if x is None else float(x)
+
+
+def _rho(x: Fraction, p: Piece) -> float:
+    t = p.line(x)
+    return float(x * p.line.slope / t) if t else 0.0
+
+
+def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | None = None) -> Sensitivity:
+    k = param_index(param)
+    if hi < lo:
+        raise InputError("--range", f"empty range {lo}:{hi}")
+    if step is not None and step <= 0:
+        raise InputError("--step", "the step must be positive")
+    theta = params.theta
+    raw = graph._h.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
+    bps = [Breakpoint(ns(*at), Line.from_fs(sl, cl), Line.from_fs(sr, cr), bool(ex))
+           for at, sl, sr, cl, cr, ex in raw["breakpoints"]]
+    pieces = [Piece(ns(*a), ns(*b), Line.from_fs(s, c)) for a, b, s, c in raw["pieces"]]
+    return Sensitivity(param, float(lo), float(hi), params, bps, pieces, raw["evaluations"], raw["passes"],
+                       baseline=getattr(params, param))
+
+
+@dataclass
+class Tolerance:
+    """x % tolerances: the largest parameter value keeping T within (1 + x/100)·T(baseline)."""
+
+    param: str
+    baseline: float
+    baseline_runtime: float
+    rows: list = field(default_factory=list)  # dicts: pct, max (Fraction | None)
+    params: object = None
+    method: str = "engine"
+
+    def max(self, pct) -> float | None:
+        for r in self.rows:
+            if float(r["pct"]) == float(pct):
+                return None if r["max"] is None else float(r["max"])
+        raise KeyError(pct)
+
+    def delta(self, pct) -> float | None:
+        m = self.max(pct)
+        return None if m is None else m - self.baseline
+
+    def to_dict(self) -> dict:
+        """The stable JSON contract of `latitude tolerance --json` (DESIGN §6)."""
+        return {
+            "param": self.param,
+            "method": self.method,
+            "baseline_ns": self.baseline,
+            "baseline_runtime_ns": self.baseline_runtime,
+            "tolerance": [{"pct": float(r["pct"]), "max_ns": None if r["max"] is None else float(r["max"]),
+                           "delta_ns": None if r["max"] is None else float(r["max"]) - self.baseline,
+                           "runtime_limit_ns": float(r["limit"])} for r in self.rows],
+            "params": self.params.to_dict() if self.params else None,
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dict()["tolerance"])
+
+
+def tolerance(graph, params, param: str, pcts, baseline: float | None = None) -> Tolerance:
+    k = param_index(param)
+    x0 = float(getattr(params, param) if baseline is None else baseline)
+    base = params.replace(**{param: x0})
+    ratios = [ratio(p) for p in pcts]
+    raw = graph._h.tolerance(base.theta, k, x0, ratios, **base.model_kwargs())
+    t0 = ns(raw["t0"])
+    rows = []
+    for pct, (rn, rd), m in zip(pcts, ratios, raw["max"]):
+        rows.append({"pct": Fraction(str(pct)), "max": None if m is None else ns(*m), "limit": t0 * Fraction(rn, rd)})
+    return Tolerance(param, float(ns(raw["x0"])), float(t0), rows, base)
+
+
+@dataclass
+class ToleranceMap:
+    """Boundary curves {(L, G): T(L, G) = (1 + p/100)·T₀} on a window of the (L, G) plane."""
+
+    l_range: tuple
+    g_range: tuple
+    baseline: dict
+    baseline_runtime: float
+    # pct -> list of (G, L, status): status "boundary" (exact point of the boundary),
+    # "beyond" (the boundary lies above the L window: L = L_max of the window),
+    # "outside" (T exceeds the limit already at L_min: L = None).
+    curves: dict
+    resolution: int
+    params: object = None
+
+    def to_dict(self) -> dict:
+        return {
+            "L_range_ns": list(self.l_range),
+            "G_range_ns_per_byte": list(self.g_range),
+            "baseline": self.baseline,
+            "baseline_runtime_ns": self.baseline_runtime,
+            "resolution": self.resolution,
+            "boundaries": [{"pct": float(p), "points": [{"G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
+                                                       for g, l, st in pts]} for p, pts in self.curves.items()],
+        }
+
+    def rows(self) -> list[dict]:
+        return [{"pct": float(p), "G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
+                for p, pts in self.curves.items() for g, l, st in pts]
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
+
+
+def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -> ToleranceMap:
+    """Exact boundary points of the tolerance regions on a G grid (see module comment)."""
+    (l_lo, l_hi), (g_lo, g_hi) = l_range, g_range
+    if l_hi < l_lo or g_hi < g_lo:
+        raise InputError("--map", "empty L or G range")
+    if resolution < 2:
+        raise InputError("--resolution", "need at least 2 points")
+    t0_raw = graph._h.tolerance(params.theta, PARAM_INDEX["L"], params.L, [(1, 1)], **params.model_kwargs())
+    t0_fs = t0_raw["t0"]
+    targets = {p: Fraction(t0_fs) * Fraction(*ratio(p)) for p in pcts}
+    tgt = [(t.numerator, t.denominator) for t in targets.values()]
+    kw = params.model_kwargs()
+    gs = [Fraction(g_lo) + (Fraction(g_hi) - Fraction(g_lo)) * i / (resolution - 1) for i in range(resolution)]
+    curves = {p: [] for p in pcts}
+    for g in gs:
+        at = params.replace(G=float(g), L=l_lo)
+        res = graph._h.max_below(at.theta, PARAM_INDEX["L"], float(l_lo), tgt, **kw)
+        for p, (kind, num, den) in zip(pcts, res):
+            if kind == "max" and ns(num, den) <= Fraction(l_hi):
+                curves[p].append((g, ns(num, den), "boundary"))
+            elif kind == "exceeded":
+                curves[p].append((g, None, "outside"))
+            else:
+                curves[p].append((g, Fraction(l_hi), "beyond"))
+    # Where a boundary leaves through L = l_lo, its G is exact too.
+    at = params.replace(L=l_lo, G=g_lo)
+    res = graph._h.max_below(at.theta, PARAM_INDEX["G"], float(g_lo), tgt, **kw)
+    for p, (kind, num, den) in zip(pcts, res):
+        if kind == "max" and Fraction(g_lo) < ns(num, den) < Fraction(g_hi):
+            curves[p].append((ns(num, den), Fraction(l_lo), "boundary"))
+            curves[p].sort(key=lambda pt: pt[0])
+    return ToleranceMap((l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_fs)), curves,
+                        resolution, params)

@@ -1,0 +1,92 @@
+"""`latitude sensitivity GRAPH --range A:B`: every critical latency (or G breakpoint), exact."""
+from __future__ import annotations
+
+import time
+
+from latitude.params import add_model_args, params_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sensitivity", help="critical latencies and λ, ρ on every piece of T(L) (or T(G))",
+                       description="Find every critical point of the runtime in L (or G) on a range, exactly, "
+                                   "with the slope on each side and T, λ, ρ on each linear piece.")
+    p.add_argument("graph", help="GOAL file")
+    p.add_argument("--range", required=True, metavar="A:B", help="parameter range, e.g. 0:100us (for G: 0:0.1ns)")
+    p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
+    p.add_argument("--step", metavar="X", help="LLAMP-style coarsening: no two reported breakpoints closer than X")
+    p.add_argument("--method", choices=("engine", "lp"), default="engine",
+                   help="engine (exact, default) or lp (LLAMP Algorithm 2 with HiGHS ranging)")
+    add_model_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, ns)")
+    p.add_argument("--csv", metavar="FILE", help="write the curve (T, λ, ρ on --points points plus every breakpoint)")
+    p.add_argument("--points", type=int, default=100, metavar="N", help="grid points of the CSV/plot curve (default 100)")
+    p.add_argument("--plot", metavar="FILE", help="λ and ρ vs Δ plot (.png/.svg; no extension: both)")
+    p.set_defaults(func=run)
+
+
+def write_csv(sens, path: str, points: int) -> None:
+    import csv
+
+    is_l = sens.param == "L"
+    cols = ["L_us", "T_us", "lambda_L", "rho_L"] if is_l else ["G_ns_per_B", "T_us", "lambda_G", "rho_G"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in sens.curve(points):
+            x = r["x"] / 1e3 if is_l else r["x"]
+            w.writerow([f"{x:.9g}", f"{r['T'] / 1e3:.9g}", r["slope"], f"{r['rho']:.9g}"])
+
+
+def run(args) -> int:
+    from latitude.api import load
+    from latitude.report import console, print_json
+    from latitude.units import parse_gap, parse_range, parse_time
+
+    conv = parse_time if args.param == "L" else parse_gap
+    lo, hi = parse_range(args.range, "--range", conv)
+    params = params_from_args(args)
+    graph = load(args.graph)
+    t = time.perf_counter()
+    sens = graph.sensitivity(lo, hi, param=args.param, step=args.step, params=params, method=args.method)
+    elapsed = time.perf_counter() - t
+    if args.csv:
+        write_csv(sens, args.csv, args.points)
+    written = []
+    if args.plot:
+        from latitude.plots import sensitivity_plot
+
+        written = sensitivity_plot(sens, args.plot)
+    if args.json:
+        out = sens.to_dict()
+        out["seconds"] = elapsed
+        print_json(out)
+        return 0
+    print_tables(sens, elapsed, console())
+    for path in ([args.csv] if args.csv else []) + written:
+        console().print(f"wrote {path}")
+    return 0
+
+
+def print_tables(sens, elapsed: float, con) -> None:
+    from rich.table import Table
+
+    from latitude.units import fmt_time
+
+    is_l = sens.param == "L"
+    fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
+    name = "critical latencies" if is_l else "breakpoints in G"
+    t = Table(title=f"{len(sens.breakpoints)} {name} in [{fx(sens.lo)}, {fx(sens.hi)}]")
+    for col in (sens.param, "runtime T", f"λ_{sens.param} left → right"):
+        t.add_column(col, justify="right")
+    for b in sens.breakpoints:
+        t.add_row(fx(float(b.at)), fmt_time(float(b.left(b.at))), f"{b.left.slope:,} → {b.right.slope:,}" + ("" if b.exact else " (merged)"))
+    con.print(t)
+    p = Table(title="Linear pieces")
+    for col in ("from", "to", f"λ_{sens.param}", "T from", "T to", f"ρ_{sens.param} from", f"ρ_{sens.param} to"):
+        p.add_column(col, justify="right")
+    for row in sens.to_dict()["pieces"]:
+        p.add_row(fx(row["from_ns"]), fx(row["to_ns"]), f"{row['slope']:,}", fmt_time(row["runtime_from_ns"]),
+                  fmt_time(row["runtime_to_ns"]), f"{row['rho_from']:.4f}", f"{row['rho_to']:.4f}")
+    con.print(p)
+    how = f"{sens.evaluations} evaluations in {sens.passes} graph passes" if sens.method == "engine" else f"{sens.evaluations} HiGHS solves"
+    con.print(f"{sens.method}: {how}, {elapsed:.3g} s")
