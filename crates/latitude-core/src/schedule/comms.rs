@@ -149,7 +149,7 @@ impl Handles {
             // Schedgen's rule: a world-sized communicator is MPI_COMM_WORLD and this file's
             // rank is the rank in it (hand-made samples record rank 0 everywhere).
             let note = (c.rank != me as i64).then(|| {
-                format!("communicator {} spans the world but records rank {} in rank {me}'s file: taken as MPI_COMM_WORLD with the file's rank, as Schedgen does", c.handle, c.rank)
+                format!("communicator {} spans the world but records ranks that differ from the file's rank (e.g. rank {} in rank {me}'s file): taken as MPI_COMM_WORLD with the file's rank, as Schedgen does", c.handle, c.rank)
             });
             return Ok(Ok(Resolved { comm: reg.world().clone(), me, note }));
         }

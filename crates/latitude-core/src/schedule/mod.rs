@@ -87,8 +87,11 @@ pub struct ScheduleStats {
 }
 
 impl ScheduleStats {
+    /// Add a note unless one with the same text up to the first " (" is there already.
     pub(crate) fn note_once(&mut self, note: String) {
-        if !self.notes.contains(&note) {
+        let key = |n: &str| n.split(" (").next().unwrap_or(n).to_string();
+        let k = key(&note);
+        if !self.notes.iter().any(|n| key(n) == k) {
             self.notes.push(note);
         }
     }

@@ -165,6 +165,9 @@ fn from_dir(d: &Path) -> Result<TraceSet> {
     sorted.sort();
     let mut found: Vec<(Pattern, Vec<PathBuf>)> = Vec::new();
     for name in sorted {
+        if is_lap2(name) {
+            continue;
+        }
         for pat in patterns(name) {
             if found.iter().any(|(q, _)| *q == pat) {
                 continue;
