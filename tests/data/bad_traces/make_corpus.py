@@ -46,7 +46,7 @@ CASES = {
     "send_any_source": ([INIT + send(3, -1) + FIN, OK], "t-0.txt:2: MPI_Send: send to MPI_ANY_SOURCE"),
     "deadlock": ([INIT + recv(3, 1, comm="9,0,2") + send(5, 1) + FIN, INIT + recv(3, 0) + send(5, 0, comm="9,1,2") + FIN], "dependency cycle (deadlock)"),
     "counts_length": ([INIT + "MPI_Allgatherv:3:1:2:1,4,4:3:4:1,1,1:5:0,1,2:1,4,4:9,0,2:4\n" + FIN, OK], "t-0.txt:2: MPI_Allgatherv: 3 counts for a communicator of 2 ranks"),
-    "zero_bytes": ([INIT + "MPI_Barrier:3:\0\0\0\0\n", OK], "t-0.txt:2: zero bytes in the trace"),
+    "killed_rank_unmatched": ([INIT + send(3, 1) + "MPI_Recv:5:1\0\0\0\0", INIT + recv(3, 0, comm="9,1,2") + send(5, 0, comm="9,1,2") + FIN], "t-1.txt:3: send to rank 0 (tag 0 on MPI_COMM_WORLD) has no matching receive"),
     "ext_before_call": (["#@ done 1\n" + OK, OK], "t-0.txt:1: '#@ done' before the first call record"),
     "bad_status": ([EXT.format(r=0) + INIT + "#@ status src=x tag=1 bytes=4\n" + FIN, EXT.format(r=1) + OK], "t-0.txt:7: expected '[call=I] src=S tag=T bytes=B'"),
     "bad_comm_line": ([EXT.format(r=0) + INIT + "MPI_Comm_dup:3:9,0,2:77:4\n#@ comm 5 seq=0 world=1-0\n" + FIN, EXT.format(r=1) + OK], "t-0.txt:8: expected a rank list such as 0-3,5"),

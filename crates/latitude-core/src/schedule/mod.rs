@@ -160,6 +160,9 @@ pub fn schedule(set: &TraceSet, opts: &ScheduleOptions, progress: &mut dyn FnMut
             }
         }
         st.finish(&rd.header)?;
+        if rd.truncated {
+            sh.stats.notes.push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
+        }
         done += rd.bytes;
         sh.stats.trace_bytes += rd.bytes;
         progress(done, total);
