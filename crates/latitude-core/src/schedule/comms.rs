@@ -114,15 +114,21 @@ pub enum Unusable {
     OutsideWorld,
 }
 
-/// One rank's handle → communicator table.
+/// One rank's handle → communicator table, with this rank's position in each.
 #[derive(Default)]
 pub struct Handles {
-    map: FxMap<u64, Option<Comm>>,
+    /// None: a communicator with processes outside MPI_COMM_WORLD.
+    map: FxMap<u64, Option<(Comm, Option<u32>)>>,
 }
 
 impl Handles {
-    pub fn define(&mut self, handle: u64, comm: Option<Comm>) {
-        self.map.insert(handle, comm);
+    /// Record `handle` (of world rank `me`) as `comm`.
+    pub fn define(&mut self, handle: u64, comm: Option<Comm>, me: u32) {
+        let entry = comm.map(|c| {
+            let pos = c.members.iter().position(|&m| m == me).map(|p| p as u32);
+            (c, pos)
+        });
+        self.map.insert(handle, entry);
     }
 
     /// The communicator of a call argument on world rank `me` of a world of `world` ranks,
@@ -130,10 +136,9 @@ impl Handles {
     /// overridden.
     pub fn resolve(&self, reg: &Registry, c: &CommArg, me: u32, world: u32) -> Result<std::result::Result<Resolved, Unusable>, String> {
         if let Some(known) = self.map.get(&c.handle) {
-            let Some(comm) = known else { return Ok(Err(Unusable::OutsideWorld)) };
+            let Some((comm, pos)) = known else { return Ok(Err(Unusable::OutsideWorld)) };
             let size = comm.members.len() as i64;
-            let pos = comm.members.iter().position(|&m| m == me);
-            if size != c.size || pos != Some(c.rank as usize) {
+            if size != c.size || *pos != Some(c.rank as u32) {
                 return Err(format!(
                     "communicator {}: the call says rank {} of {} but its '#@ comm' line makes this rank {} of {}",
                     c.handle,

@@ -11,8 +11,9 @@
 mod check;
 mod coll;
 mod comms;
-mod hash;
+pub(crate) mod hash;
 mod p2p;
+mod pipeline;
 mod rank;
 mod requests;
 mod tags;
@@ -22,9 +23,10 @@ use std::collections::BTreeMap;
 use crate::collectives::{Placed, Prog, Selection};
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, GraphBuilder};
-use crate::trace::{discover, RankReader, TraceSet};
+use crate::trace::{discover, TraceSet};
 
 pub use comms::show_ranks;
+pub use hash::FxHasher;
 
 /// Which MPI's constants (ANY_SOURCE, PROC_NULL) a plain trace uses. Our traces say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,46 +145,80 @@ pub fn schedule(set: &TraceSet, opts: &ScheduleOptions, progress: &mut dyn FnMut
         counts: Vec::new(),
         rcounts: Vec::new(),
     };
-    let mut paths = Vec::with_capacity(set.files.len());
-    let mut done = 0u64;
-    for (r, file) in set.files.iter().enumerate() {
-        let path = file.display().to_string();
-        let mut rd = RankReader::open(&path)?;
-        check_header(&rd, r as u32, world)?;
-        sh.stats.extended |= rd.header.latitude.is_some();
-        let mut st = rank::RankState::new(&mut sh, r as u32, &path, &rd.header)?;
-        let mut last = 0u64;
-        while let Some(rec) = rd.next()? {
-            st.handle(rec)?;
-            if rd.bytes - last > 32 << 20 {
-                last = rd.bytes;
-                progress(done + last, total);
-            }
-        }
-        st.finish(&rd.header)?;
-        if rd.truncated {
-            sh.stats.notes.push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
-        }
-        done += rd.bytes;
-        sh.stats.trace_bytes += rd.bytes;
-        progress(done, total);
-        paths.push(path);
-    }
+    let paths: Vec<String> = set.files.iter().map(|f| f.display().to_string()).collect();
+    std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel();
+        let files = &set.files;
+        scope.spawn(move || pipeline::read_all(files, tx, back_rx));
+        convert(&mut sh, &rx, &back_tx, world, total, progress)
+    })?;
     finish(sh, &paths)
 }
 
+/// Convert the ranks as the reader thread delivers them.
+fn convert(
+    sh: &mut Shared,
+    rx: &std::sync::mpsc::Receiver<pipeline::Msg>,
+    back: &std::sync::mpsc::Sender<Vec<crate::trace::Record>>,
+    world: u32,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    use pipeline::Msg;
+    let mut done = 0u64;
+    let mut last = 0u64;
+    while let Ok(msg) = rx.recv() {
+        let (rank, path, header) = match msg {
+            Msg::Start { rank, path, header } => (rank, path, header),
+            Msg::Failed(e) => return Err(e),
+            _ => return Err(Error::new("internal: trace batches out of order")),
+        };
+        check_header(&path, &header, rank, world)?;
+        sh.stats.extended |= header.latitude.is_some();
+        let mut st = rank::RankState::new(sh, rank, &path, &header)?;
+        loop {
+            match rx.recv() {
+                Ok(Msg::Batch { records, n, bytes }) => {
+                    for rec in &records[..n] {
+                        st.handle(rec)?;
+                    }
+                    let _ = back.send(records);
+                    if bytes - last > 32 << 20 {
+                        last = bytes;
+                        progress(done + bytes, total);
+                    }
+                }
+                Ok(Msg::End { header, truncated, bytes }) => {
+                    st.finish(&header)?;
+                    if truncated {
+                        sh.stats.notes.push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
+                    }
+                    done += bytes;
+                    last = 0;
+                    sh.stats.trace_bytes += bytes;
+                    progress(done, total);
+                    break;
+                }
+                Ok(Msg::Failed(e)) => return Err(e),
+                Ok(Msg::Start { .. }) | Err(_) => return Err(Error::new("internal: the trace reader stopped early")),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Header sanity: our traces say which rank of how many they are.
-fn check_header(rd: &RankReader, r: u32, world: u32) -> Result<()> {
-    let h = &rd.header;
+fn check_header(path: &str, h: &crate::trace::Header, r: u32, world: u32) -> Result<()> {
     if let Some(size) = h.world_size {
         if size != world {
             let what = if size > world { format!("the ranks {}..{} are missing", world, size - 1) } else { format!("only {size} belong to it") };
-            return Err(Error::in_file(rd.path(), format!("the trace says the world has {size} ranks but {world} files were found ({what})")));
+            return Err(Error::in_file(path, format!("the trace says the world has {size} ranks but {world} files were found ({what})")));
         }
     }
     if let Some(rank) = h.world_rank {
         if rank != r {
-            return Err(Error::in_file(rd.path(), format!("this is rank {rank}'s trace (header), but its name makes it rank {r}")));
+            return Err(Error::in_file(path, format!("this is rank {rank}'s trace (header), but its name makes it rank {r}")));
         }
     }
     Ok(())

@@ -1,8 +1,9 @@
 //! Point-to-point calls and request completion (reference §5, with Latitude's additions).
 //!
 //! * blocking send/recv (all send modes): the op; the next computation `requires` it.
-//! * Isend/Irecv: the op; the next computation `irequires` it (may start once the op has
-//!   started); the request remembers the op.
+//! * Isend/Irecv: the op; the next computation may start once the op has started (Schedgen's
+//!   `irequires`, written as the equivalent `requires` of the op's own predecessor, see
+//!   `chain`); the request remembers the op.
 //! * Wait/Waitall/Waitany/Waitsome and *successful* Test/Testall/Testany/Testsome: a
 //!   zero-length calc that `requires` every op the call completed; the next computation
 //!   requires it. In our traces `#@ done` names exactly the completed requests; plain traces
@@ -108,14 +109,23 @@ impl RankState<'_, '_> {
         }
     }
 
-    /// After emitting a call's ops: wire them into the computation chain.
+    /// After emitting a call's ops: wire them into the computation chain. The ops require
+    /// the computation before the call; the next computation requires them (blocking) or
+    /// may start as soon as they have started (nonblocking). Schedgen writes the latter as
+    /// `next irequires op`; the ops' only predecessor is that computation c, so we write the
+    /// identical `next requires c`: a start-to-start edge onto a receive would tie the
+    /// receive's vertex to its remote send and make ring exchanges (Irecv; Isend; Wait on
+    /// every rank) look cyclic to a vertex-ordered engine.
     fn chain(&mut self, rec: &Record, ops: &[u32], after: Dep) -> Result<()> {
         if ops.is_empty() {
             return Ok(()); // nothing issued: the call's time stays computation
         }
         self.next.extend(ops.iter().map(|&o| (o, Dep::Requires)));
-        self.gap(rec)?;
-        self.prev.extend(ops.iter().map(|&o| (o, after)));
+        let c = self.gap(rec)?;
+        match after {
+            Dep::Requires => self.prev.extend(ops.iter().map(|&o| (o, Dep::Requires))),
+            Dep::Irequires => self.prev.push((c, Dep::Requires)),
+        }
         Ok(())
     }
 

@@ -89,7 +89,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         };
         for def in &header.comms {
             let c = st.sh.reg.from_def(def, st.sh.world).map_err(|m| Error::in_file(path, m))?;
-            st.handles.define(def.handle, c);
+            st.handles.define(def.handle, c, rank);
         }
         Ok(st)
     }
@@ -255,7 +255,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         }
         for def in &rec.ext.comms {
             let c = self.sh.reg.from_def(def, self.sh.world).map_err(|m| self.err(rec.line, m))?;
-            self.handles.define(def.handle, c);
+            self.handles.define(def.handle, c, self.rank);
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! count × datatype size, in bytes.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
 use super::fields::{CommArg, FieldResult, Fields};
@@ -47,7 +48,7 @@ pub struct CollCall {
 }
 
 /// What a call line means to the converter.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub enum Call {
     Init,
     Finalize,
@@ -73,6 +74,7 @@ pub enum Call {
     /// Known but not modelled (RMA, I/O, Abort, neighbourhood collectives, …).
     NotModelled,
     /// Not an MPI function Latitude knows.
+    #[default]
     Unknown,
 }
 
@@ -174,13 +176,15 @@ const COMM_CREATE: &[&str] = &[
     "MPI_Dist_graph_create",
 ];
 
-fn table() -> &'static HashMap<&'static [u8], Kind> {
-    static T: OnceLock<HashMap<&'static [u8], Kind>> = OnceLock::new();
+type Table = HashMap<&'static [u8], Kind, BuildHasherDefault<crate::schedule::FxHasher>>;
+
+fn table() -> &'static Table {
+    static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
         use CollKind as C;
         use Completion as W;
         use SendMode::*;
-        let mut t: HashMap<&'static [u8], Kind> = HashMap::new();
+        let mut t = Table::default();
         let mut add = |n: &'static str, k: Kind| {
             t.insert(n.as_bytes(), k);
         };
@@ -322,7 +326,9 @@ pub fn parse_call(name: &[u8], f: &mut Fields, counts: &mut Vec<u64>, rcounts: &
         Kind::CommCreate => return Ok(Call::CommCreate),
         _ => parse_fields(kind, f, counts, rcounts)?,
     };
-    f.end(std::str::from_utf8(name).unwrap_or("call"), &signature(kind))?;
+    if !f.finished() {
+        f.end(std::str::from_utf8(name).unwrap_or("call"), &signature(kind))?;
+    }
     Ok(call)
 }
 

@@ -13,26 +13,23 @@ pub struct Time(pub i128);
 impl Time {
     /// Parse µs text (`1298365588610860`, `1.0`, `12.345678`, `1.5e3`).
     pub fn parse(s: &[u8]) -> Option<Time> {
-        if s.is_empty() {
-            return None;
-        }
-        let mut whole: i128 = 0;
+        let mut whole: u64 = 0;
         let mut i = 0;
         while i < s.len() && s[i].is_ascii_digit() {
-            whole = whole.checked_mul(10)?.checked_add((s[i] - b'0') as i128)?;
+            whole = whole.checked_mul(10)?.checked_add((s[i] - b'0') as u64)?;
             i += 1;
         }
         let int_digits = i;
-        let mut frac: i128 = 0;
+        let mut frac: u64 = 0;
         let mut frac_digits = 0;
         if i < s.len() && s[i] == b'.' {
             i += 1;
             let start = i;
             while i < s.len() && s[i].is_ascii_digit() {
                 if frac_digits < 6 {
-                    frac = frac * 10 + (s[i] - b'0') as i128;
+                    frac = frac * 10 + (s[i] - b'0') as u64;
                     frac_digits += 1;
-                } else if frac_digits == 6 && i == start + 6 && s[i] >= b'5' {
+                } else if i == start + 6 && s[i] >= b'5' {
                     frac += 1; // round half up at the picosecond
                 }
                 i += 1;
@@ -51,18 +48,22 @@ impl Time {
             let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
             return (v.is_finite() && v >= 0.0).then(|| Time((v * 1e6).round() as i128));
         }
-        while frac_digits < 6 {
-            frac *= 10;
-            frac_digits += 1;
-        }
-        Some(Time(whole.checked_mul(1_000_000)? + frac))
+        const SCALE: [u64; 7] = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
+        Some(Time(whole as i128 * 1_000_000 + (frac * SCALE[frac_digits]) as i128))
     }
 
     /// Scale a duration in µs by `timemult` to an integer (Schedgen: round(Δµs × timemult)).
     pub fn scaled(d: i128, timemult: f64) -> i128 {
         let m = timemult.round();
         if m == timemult && m.abs() < 1e15 {
-            // Exact for integer multipliers: round(d_ps · m / 10⁶).
+            // Exact for integer multipliers: round(d_ps · m / 10⁶), in i64 when it fits (i128
+            // division is a library call).
+            if let (Ok(d64), true) = (i64::try_from(d), m.abs() < 1e6) {
+                if let Some(num) = d64.checked_mul(m as i64) {
+                    let q = num.div_euclid(1_000_000);
+                    return (q + i64::from(num.rem_euclid(1_000_000) >= 500_000)) as i128;
+                }
+            }
             let num = d * m as i128;
             let q = num.div_euclid(1_000_000);
             let r = num.rem_euclid(1_000_000);
@@ -109,23 +110,38 @@ fn show(b: &[u8]) -> String {
 }
 
 pub fn parse_u64(b: &[u8]) -> Option<u64> {
-    if b.is_empty() || b.len() > 20 {
-        if b.len() > 2 && (b.starts_with(b"0x") || b.starts_with(b"0X")) {
-            return u64::from_str_radix(std::str::from_utf8(&b[2..]).ok()?, 16).ok();
-        }
+    if b.is_empty() {
         return None;
     }
-    if b.len() > 2 && (b.starts_with(b"0x") || b.starts_with(b"0X")) {
-        return u64::from_str_radix(std::str::from_utf8(&b[2..]).ok()?, 16).ok();
+    if b.len() <= 19 {
+        // Fast path: 19 digits cannot overflow.
+        let mut v: u64 = 0;
+        for &c in b {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return parse_hex(b);
+            }
+            v = v * 10 + d as u64;
+        }
+        return Some(v);
     }
     let mut v: u64 = 0;
     for &c in b {
         if !c.is_ascii_digit() {
-            return None;
+            return parse_hex(b);
         }
         v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
     }
     Some(v)
+}
+
+/// `0x…` (some tools print addresses as %p).
+fn parse_hex(b: &[u8]) -> Option<u64> {
+    if b.len() > 2 && (b.starts_with(b"0x") || b.starts_with(b"0X")) {
+        u64::from_str_radix(std::str::from_utf8(&b[2..]).ok()?, 16).ok()
+    } else {
+        None
+    }
 }
 
 pub fn parse_i64(b: &[u8]) -> Option<i64> {
@@ -181,12 +197,22 @@ impl<'a> Fields<'a> {
 
     fn triple(&mut self, what: &str, form: &str) -> FieldResult<(usize, [&'a [u8]; 3])> {
         let (k, f) = self.take(what)?;
-        let mut it = f.splitn(3, |&c| c == b',');
-        let (a, b, c) = (it.next(), it.next(), it.next());
-        match (a, b, c) {
-            (Some(a), Some(b), Some(c)) if !c.contains(&b',') => Ok((k, [a, b, c])),
-            _ => Err(format!("field {k} ({what}): expected {form}, got {}", show(f))),
+        let mut cut = [0usize; 2];
+        let mut n = 0;
+        for (i, &c) in f.iter().enumerate() {
+            if c == b',' {
+                if n == 2 {
+                    n = 3;
+                    break;
+                }
+                cut[n] = i;
+                n += 1;
+            }
         }
+        if n != 2 {
+            return Err(format!("field {k} ({what}): expected {form}, got {}", show(f)));
+        }
+        Ok((k, [&f[..cut[0]], &f[cut[0] + 1..cut[1]], &f[cut[1] + 1..]]))
     }
 
     /// `code,size,extent`; the extent is not used (old Fortran traces print garbage there).
@@ -231,6 +257,10 @@ impl<'a> Fields<'a> {
             self.take(what)?;
         }
         Ok(())
+    }
+
+    pub fn finished(&self) -> bool {
+        self.next >= self.spans.len()
     }
 
     /// All fields consumed?
