@@ -85,3 +85,25 @@ def test_load_tells_traces_from_goal(tmp_path, examples):
     t = tmp_path / "x-0.txt"
     t.write_text("# liballprof\nMPI_Init:-:1:2:3\n")
     assert is_trace(str(t))
+
+
+def test_a_trace_timed_by_the_model_is_predicted_exactly(tmp_path):
+    """Timestamps written as LogGPS (L = 1 µs, o = G = 0) would produce them: rank 0 computes
+    100 µs, sends to rank 1, computes 50 µs, receives rank 1's reply, computes 10 µs; rank 1
+    computes 30 µs, receives (the message arrives at 101), computes 200 µs, replies (arrives at
+    302). Converting and predicting with the same parameters must give rank 0's end, 312 µs:
+    gaps become computation, time inside calls is re-created by the model."""
+    w = "0,{},2"
+    (tmp_path / "t-0.txt").write_text(
+        "MPI_Init:-:1:2:0\n"
+        f"MPI_Send:100:9:1:1,8,8:1:0:{w.format(0)}:100\n"
+        f"MPI_Recv:150:9:1:1,8,8:1:0:{w.format(0)}:0:302\n"
+        "MPI_Finalize:312:-\n")
+    (tmp_path / "t-1.txt").write_text(
+        "MPI_Init:-:1:2:0\n"
+        f"MPI_Recv:30:9:1:1,8,8:0:0:{w.format(1)}:0:101\n"
+        f"MPI_Send:301:9:1:1,8,8:0:0:{w.format(1)}:301\n"
+        "MPI_Finalize:301:-\n")
+    out = json.loads(run_cli("predict", tmp_path, "-L", "1us", "-o", "0", "-G", "0", "--json").stdout)
+    assert out["runtime_ns"] == 312_000.0
+    assert out["lambda"]["L"] == 2

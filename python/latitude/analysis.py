@@ -16,7 +16,7 @@ T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise line
   through L = L_min the crossing G is computed exactly too. Between those exact points the
   curve is drawn linearly (an inner approximation of the convex region, at the stated grid).
 
-All positions come from Rust as exact rationals in fs (10⁻⁶ ns); here they are Fractions of ns.
+All positions come from Rust as exact rationals in ticks (10⁻⁹ ns); here they are Fractions of ns.
 """
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ from latitude.errors import InputError
 from latitude.params import PARAM_NAMES
 
 PARAM_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
-FS = 10**6
+TICKS = 10**9  # exact values come from Rust in ticks of 10⁻⁹ ns
 
 
 def ns(num: int, den: int = 1) -> Fraction:
-    """An exact fs rational as ns."""
-    return Fraction(num, den * FS)
+    """An exact rational in ticks, as ns."""
+    return Fraction(num, den * TICKS)
 
 
 def param_index(name: str) -> int:
@@ -61,8 +61,8 @@ class Line:
     intercept: Fraction
 
     @classmethod
-    def from_fs(cls, s: int, c_fs: int) -> "Line":
-        return cls(int(s), ns(c_fs))
+    def from_ticks(cls, s: int, c: int) -> "Line":
+        return cls(int(s), ns(c))
 
     def __call__(self, x) -> Fraction:
         return self.slope * Fraction(x) + self.intercept
@@ -97,6 +97,7 @@ class Sensitivity:
     passes: int = 0
     method: str = "engine"
     baseline: float | None = None
+    complete: bool = True
 
     def piece_at(self, x) -> Piece:
         x = Fraction(x)
@@ -179,9 +180,9 @@ def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | N
         raise InputError("--step", "the step must be positive")
     theta = params.theta
     raw = graph._h.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
-    bps = [Breakpoint(ns(*at), Line.from_fs(sl, cl), Line.from_fs(sr, cr), bool(ex))
+    bps = [Breakpoint(ns(*at), Line.from_ticks(sl, cl), Line.from_ticks(sr, cr), bool(ex))
            for at, sl, sr, cl, cr, ex in raw["breakpoints"]]
-    pieces = [Piece(ns(*a), ns(*b), Line.from_fs(s, c)) for a, b, s, c in raw["pieces"]]
+    pieces = [Piece(ns(*a), ns(*b), Line.from_ticks(s, c)) for a, b, s, c in raw["pieces"]]
     return Sensitivity(param, float(lo), float(hi), params, bps, pieces, raw["evaluations"], raw["passes"],
                        baseline=getattr(params, param))
 
@@ -283,8 +284,8 @@ def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -
     if resolution < 2:
         raise InputError("--resolution", "need at least 2 points")
     t0_raw = graph._h.tolerance(params.theta, PARAM_INDEX["L"], params.L, [(1, 1)], **params.model_kwargs())
-    t0_fs = t0_raw["t0"]
-    targets = {p: Fraction(t0_fs) * Fraction(*ratio(p)) for p in pcts}
+    t0_ticks = t0_raw["t0"]
+    targets = {p: Fraction(t0_ticks) * Fraction(*ratio(p)) for p in pcts}
     tgt = [(t.numerator, t.denominator) for t in targets.values()]
     kw = params.model_kwargs()
     gs = [Fraction(g_lo) + (Fraction(g_hi) - Fraction(g_lo)) * i / (resolution - 1) for i in range(resolution)]
@@ -306,5 +307,5 @@ def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -
         if kind == "max" and Fraction(g_lo) < ns(num, den) < Fraction(g_hi):
             curves[p].append((ns(num, den), Fraction(l_lo), "boundary"))
             curves[p].sort(key=lambda pt: pt[0])
-    return ToleranceMap((l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_fs)), curves,
+    return ToleranceMap((l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_ticks)), curves,
                         resolution, params)

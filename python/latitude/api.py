@@ -110,6 +110,21 @@ class Graph:
         p = _params(params, kw)
         return LinearProgram(self._h.lp(p.theta, **p.model_kwargs()), p, self)
 
+    def simulate(self, params: Params | None = None, options=None, record: bool = False, **kw):
+        """One discrete-event simulation (latitude.simulation); keyword arguments may set
+        parameters (L="3us") and SimOptions fields (semantics, noise, seed, ...)."""
+        from latitude.simulation import simulate, split_kwargs
+
+        p, o = split_kwargs(params, options, kw)
+        return simulate(self._h, p, o, record)
+
+    def simulate_samples(self, n: int, params: Params | None = None, options=None, threads: int | None = None, **kw):
+        """`n` Monte Carlo samples (noise drawn per sample from the seed), on all cores."""
+        from latitude.simulation import simulate_samples, split_kwargs
+
+        p, o = split_kwargs(params, options, kw)
+        return simulate_samples(self._h, n, p, o, threads)
+
     def arrays(self) -> dict:
         return self._h.arrays()
 

@@ -73,7 +73,13 @@ def bound_down_limit(h, k: int, b: _Bounds) -> float:
     return float(b.col_lo[k]) - delta
 
 
-def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | None = None) -> Sensitivity:
+def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | None = None,
+                max_seconds: float | None = None) -> Sensitivity:
+    """Algorithm 2. With `max_seconds`, stop early: the result then covers [x, hi] only and has
+    `complete = False` (used by benchmarks)."""
+    import time
+
+    deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     k = param_index(param)
     lp = graph.lp(params.replace(**{param: hi}))
     h = lp.highs()
@@ -107,10 +113,15 @@ def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | N
         if x <= lo:
             pieces.append(Piece(Fraction(lo), end, right))
             break
+        if deadline is not None and time.perf_counter() > deadline:
+            pieces.append(Piece(Fraction(x), end, right))
+            break
     pieces.reverse()
     bps.reverse()
-    return Sensitivity(param, float(lo), float(hi), params, bps, pieces, evaluations=solves, passes=0, method="lp",
-                       baseline=getattr(params, param))
+    out = Sensitivity(param, float(pieces[0].start), float(hi), params, bps, pieces, evaluations=solves, passes=0,
+                      method="lp", baseline=getattr(params, param))
+    out.complete = float(pieces[0].start) <= lo
+    return out
 
 
 def tolerance(graph, params, param: str, pcts, baseline: float | None = None) -> Tolerance:

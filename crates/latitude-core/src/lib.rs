@@ -11,9 +11,10 @@ pub mod gen;
 pub mod goal;
 pub mod graph;
 pub mod lp;
-pub mod trace;
 pub mod model;
 pub mod schedule;
+pub mod sim;
+pub mod trace;
 
 pub use error::{Error, Result};
 pub use graph::{ExecGraph, GraphBuilder};

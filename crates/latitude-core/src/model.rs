@@ -30,7 +30,8 @@
 //! LogGOPSim do, and no fixed irequires overhead.
 //!
 //! Arithmetic is exact: costs are affine in θ with integer coefficients, and a parameter
-//! point is fixed-point (`Point`): times are integers in units of 1/`unit` ns.
+//! point is fixed-point (`Point`): times are integers in units of 1/`unit` ns (ticks of
+//! 10⁻⁹ ns for user input).
 
 /// Index of each parameter in θ.
 pub mod p {
@@ -191,7 +192,8 @@ pub mod cost {
 }
 
 /// A parameter point in fixed point: θ_k = theta[k] / unit ns; times come out as integers
-/// in units of 1/unit ns. `unit` = 10⁶ (femtoseconds) for user input; analyses scale it to
+/// in units of 1/unit ns. For user input `unit` = 10⁹: values are whole *ticks* of 10⁻⁹ ns
+/// (fine enough for a per-byte G of 0.0025 ns to 7 digits); analyses scale the unit to
 /// evaluate exactly at rational points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Point {
@@ -199,10 +201,10 @@ pub struct Point {
     pub unit: i128,
 }
 
-pub const FS_PER_NS: i128 = 1_000_000;
+pub const TICKS_PER_NS: i128 = 1_000_000_000;
 
 impl Point {
-    /// From values in ns (G, O in ns per byte), rounded to 10⁻⁶ ns.
+    /// From values in ns (G, O in ns per byte), rounded to whole ticks (10⁻⁹ ns).
     pub fn from_ns(vals: [f64; NPARAM]) -> Result<Point, String> {
         let mut theta = [0i128; NPARAM];
         for k in 0..NPARAM {
@@ -213,9 +215,9 @@ impl Point {
             if v > 1e15 {
                 return Err(format!("parameter {} = {v} ns is out of range", p::NAMES[k]));
             }
-            theta[k] = (v * FS_PER_NS as f64).round() as i128;
+            theta[k] = (v * TICKS_PER_NS as f64).round() as i128;
         }
-        Ok(Point { theta, unit: FS_PER_NS })
+        Ok(Point { theta, unit: TICKS_PER_NS })
     }
 
     /// Parameter values in ns.
@@ -238,16 +240,16 @@ impl Point {
         Point { theta, unit: self.unit * den }
     }
 
-    /// Same point (which must be in fs, `unit` = 10⁶) with parameter k = num/den fs, exact:
-    /// times then come out in units of fs/den.
-    pub fn at_fs(&self, k: usize, num: i128, den: i128) -> Point {
-        assert!(den > 0 && self.unit == FS_PER_NS);
+    /// Same point (which must be in ticks, `unit` = 10⁹) with parameter k = num/den ticks,
+    /// exact: times then come out in units of ticks/den.
+    pub fn at_ticks(&self, k: usize, num: i128, den: i128) -> Point {
+        assert!(den > 0 && self.unit == TICKS_PER_NS);
         let mut theta = self.theta;
         for t in theta.iter_mut() {
             *t *= den;
         }
         theta[k] = num;
-        Point { theta, unit: FS_PER_NS * den }
+        Point { theta, unit: TICKS_PER_NS * den }
     }
 
     pub fn to_ns(&self, t: i128) -> f64 {

@@ -8,27 +8,27 @@ use latitude_core::engine::tolerance::tolerance;
 use latitude_core::engine::Plan;
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
-use latitude_core::model::{p, Model, Point, FS_PER_NS};
+use latitude_core::model::{p, Model, Point, TICKS_PER_NS};
 
-const NS: i128 = FS_PER_NS;
+const NS: i128 = TICKS_PER_NS;
 
 #[test]
 fn worked_example_critical_latency_and_tolerance() {
     let mut g = worked_example(100);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     let base = point(0.0, 0.0, 0.0, 5.0, 0.0);
-    let s = sweep(&g, &plan, &base, p::L, 0, 1000 * NS, SweepOptions::default());
+    let s = sweep(&g, &plan, &base, p::L, 0, 1000 * NS, SweepOptions::default()).unwrap();
     assert_eq!(s.breakpoints.len(), 1);
     let bp = s.breakpoints[0];
     assert_eq!(bp.at, Rat::int(385 * NS));
     assert_eq!((bp.left.s, bp.right.s), (0, 1));
     assert_eq!(s.pieces.len(), 2);
     // T ≤ 2 µs ⇔ L ≤ 0.885 µs: with T(0) = 1.5 µs, 2 µs is a 33.3.. % increase: ratio 4/3.
-    let (t0, res) = tolerance(&g, &plan, &base, p::L, 0, &[(4, 3)]);
+    let (t0, res) = tolerance(&g, &plan, &base, p::L, 0, &[(4, 3)]).unwrap();
     assert_eq!(t0, 1500 * NS);
     assert_eq!(res[0].max, Some(Rat::int(885 * NS)));
     // 1 % of 1.5 µs = 15 ns above the flat part: 385 + 15 = 400 ns.
-    let (_, res) = tolerance(&g, &plan, &base, p::L, 0, &[(101, 100)]);
+    let (_, res) = tolerance(&g, &plan, &base, p::L, 0, &[(101, 100)]).unwrap();
     assert_eq!(res[0].max, Some(Rat::int(400 * NS)));
 }
 
@@ -42,12 +42,12 @@ fn flat_runtime_is_unbounded() {
     b.add(1, latitude_core::graph::Op::calc(2000)).unwrap();
     let mut g = b.finish().unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let (_, res) = tolerance(&g, &plan, &point(0.0, 0.0, 0.0, 0.0, 0.0), p::L, 0, &[(101, 100)]);
+    let (_, res) = tolerance(&g, &plan, &point(0.0, 0.0, 0.0, 0.0, 0.0), p::L, 0, &[(101, 100)]).unwrap();
     assert_eq!(res[0].max, None);
 }
 
 fn t_at(g: &latitude_core::ExecGraph, plan: &Plan, base: &Point, k: usize, x: Rat) -> (Rat, u64, u64) {
-    let e = evaluate(g, plan, &[base.at_fs(k, x.num, x.den)], k)[0];
+    let e = evaluate(g, plan, &[base.at_ticks(k, x.num, x.den)], k).unwrap()[0];
     (Rat::new(e.t, x.den), e.left, e.right)
 }
 
@@ -61,7 +61,7 @@ fn breakpoints_are_real_and_none_is_missed() {
         let plan = Plan::prepare(&mut g, model).unwrap();
         let base = point(0.0, rng.below(300) as f64, 0.0, [0.0, 0.01][rng.below(2) as usize], 0.0);
         let (lo, hi) = (0i128, 20_000 * NS);
-        let s = sweep(&g, &plan, &base, p::L, lo, hi, SweepOptions::default());
+        let s = sweep(&g, &plan, &base, p::L, lo, hi, SweepOptions::default()).unwrap();
         // Every breakpoint is a real slope change with the reported slopes.
         for bp in &s.breakpoints {
             let (t, left, right) = t_at(&g, &plan, &base, p::L, bp.at);
@@ -92,7 +92,7 @@ fn tolerance_is_exact_and_monotone() {
         let base = point(0.0, 100.0, 0.0, 0.018, 0.0);
         let x0 = 1000 * NS;
         let ratios = [(100, 100), (101, 100), (102, 100), (105, 100), (3, 2)];
-        let (t0, res) = tolerance(&g, &plan, &base, p::L, x0, &ratios);
+        let (t0, res) = tolerance(&g, &plan, &base, p::L, x0, &ratios).unwrap();
         let mut prev = Rat::int(x0);
         for (r, tr) in ratios.iter().zip(&res) {
             let tau = Rat::new(t0 * r.0, r.1);
@@ -116,12 +116,12 @@ fn step_merges_close_breakpoints() {
     let mut g = random_graph(&spec).unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     let base = point(0.0, 100.0, 0.0, 0.0, 0.0);
-    let exact = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions::default());
+    let exact = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions::default()).unwrap();
     let step = 5_000 * NS;
-    let coarse = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step) });
+    let coarse = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step) }).unwrap();
     assert!(coarse.breakpoints.len() <= exact.breakpoints.len());
     for w in coarse.breakpoints.windows(2) {
-        assert!(w[1].at.sub(w[0].at) >= Rat::int(step));
+        assert!(w[1].at >= w[0].at.plus_int(step));
     }
     let _ = Line { s: 0, c: 0 };
 }
@@ -133,7 +133,7 @@ fn random_sweeps_have_breakpoints() {
         let spec = RandomSpec { ranks: 2 + (seed % 5) as u32, rounds: 2 + (seed % 7) as u32, seed, max_calc: 20_000, ..Default::default() };
         let mut g = random_graph(&spec).unwrap();
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        total += sweep(&g, &plan, &point(0.0, 100.0, 0.0, 0.0, 0.0), p::L, 0, 20_000 * NS, SweepOptions::default()).breakpoints.len();
+        total += sweep(&g, &plan, &point(0.0, 100.0, 0.0, 0.0, 0.0), p::L, 0, 20_000 * NS, SweepOptions::default()).unwrap().breakpoints.len();
     }
     eprintln!("breakpoints over 60 graphs: {total}");
     assert!(total > 60, "the property tests above must see breakpoints ({total})");

@@ -16,7 +16,7 @@ fn worked_example_late_sender() {
     let mut g = worked_example(1000);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     for l in [0.0, 385.0, 500.0, 3000.0] {
-        let pr = predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0));
+        let pr = predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
         assert_eq!(ns(&pr), l + 2015.0);
         assert_eq!(pr.right[p::L], 1);
         assert_eq!(pr.left[p::L], if l == 0.0 { 1 } else { 1 });
@@ -29,7 +29,7 @@ fn worked_example_critical_latency() {
     // c0 = 0.1 µs: T = max(L + 1.115 µs, 1.5 µs), L_c = 0.385 µs.
     let mut g = worked_example(100);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let at = |l: f64| predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0));
+    let at = |l: f64| predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
     assert_eq!(ns(&at(0.0)), 1500.0);
     assert_eq!(at(0.0).right[p::L], 0);
     assert_eq!(ns(&at(200.0)), 1500.0);
@@ -45,7 +45,7 @@ fn worked_example_critical_latency() {
 fn worked_example_path_breakdown() {
     let mut g = worked_example(1000);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let pr = predict(&g, &plan, &point(500.0, 0.0, 0.0, 5.0, 0.0));
+    let pr = predict(&g, &plan, &point(500.0, 0.0, 0.0, 5.0, 0.0)).unwrap();
     let total = pr.path_total();
     assert_eq!(total.c, 2000); // c0 + c3
     assert_eq!(total.a[p::L], 1);
@@ -91,7 +91,7 @@ fn engine_equals_reference_on_random_graphs() {
             let mut g = g0.clone();
             let plan = Plan::prepare(&mut g, m).unwrap();
             let pt = point(rng.below(3000) as f64, rng.below(500) as f64, rng.below(100) as f64, [0.0, 0.018, 1.0][rng.below(3) as usize], [0.0, 0.5][rng.below(2) as usize]);
-            let pr = predict(&g, &plan, &pt);
+            let pr = predict(&g, &plan, &pt).unwrap();
             let mut reference = Reference::new(&g, m, pt);
             assert_eq!(pr.t, reference.runtime(), "seed {} model {m:?}", spec.seed);
             assert_eq!(pr.path_total().eval(&pt), pr.t, "path sums to T (seed {})", spec.seed);
@@ -112,11 +112,11 @@ fn derivatives_are_exact_one_sided_slopes() {
             let plan = Plan::prepare(&mut g, m).unwrap();
             let l = 1 + rng.below(40) as i128 * 50;
             let base = point(l as f64, 100.0, 0.0, 1.0, 0.0);
-            let pr = predict(&g, &plan, &base);
+            let pr = predict(&g, &plan, &base).unwrap();
             let bound = 3 * g.len() as i128 + 2;
             let eval = |num: i128, den: i128| {
                 let q = base.with_rational(p::L, num, den);
-                let t = predict(&g, &plan, &q).t;
+                let t = predict(&g, &plan, &q).unwrap().t;
                 (t, q.unit)
             };
             let (t_hi, u_hi) = eval(l * bound + 1, bound);
@@ -153,7 +153,7 @@ fn runtime_is_monotone_and_convex_in_l() {
     let spec = RandomSpec { ranks: 5, rounds: 10, seed: 99, ..Default::default() };
     let mut g = random_graph(&spec).unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let ts: Vec<i128> = (0..60).map(|i| predict(&g, &plan, &point(i as f64 * 100.0, 50.0, 0.0, 0.5, 0.0)).t).collect();
+    let ts: Vec<i128> = (0..60).map(|i| predict(&g, &plan, &point(i as f64 * 100.0, 50.0, 0.0, 0.5, 0.0)).unwrap().t).collect();
     for w in ts.windows(3) {
         assert!(w[1] >= w[0]);
         assert!(w[2] - w[1] >= w[1] - w[0], "convex");

@@ -113,7 +113,7 @@ fn converts_the_liballprof_fixture() {
         assert_eq!(calcs, ["calc 2000", "calc 1000", "calc 1000", "calc 1000", "calc 1000", "calc 1000"]);
         let mut g = s.graph;
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap());
+        let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
         // The root never waits (eager sends, o = 0), so the bcasts pipeline: 7 µs of the
         // root's computation, then the last bcast's two hops to the deepest leaf.
         assert_eq!(pr.runtime_ns(), 7000.0 + 2.0 * 1000.0);

@@ -4,11 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
+mod sim;
+
 use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
-use latitude_core::model::{p, Model, Point, Protocol, NPARAM};
+use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
 use latitude_core::collectives::Selection;
 use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
 use latitude_core::{goal, lp, Error};
@@ -34,6 +36,8 @@ fn model_from(protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyRe
 struct Inner {
     g: ExecGraph,
     plan: Option<Arc<Plan>>,
+    /// Simulator successor lists (invalidated when a plan re-orders the graph).
+    sim: Option<Arc<latitude_core::sim::SimGraph>>,
 }
 
 impl Inner {
@@ -44,9 +48,17 @@ impl Inner {
             }
         }
         self.plan = None; // free the old plan before building the next
+        self.sim = None; // preparing may re-order the vertices
         let plan = Arc::new(Plan::prepare(&mut self.g, model)?);
         self.plan = Some(plan.clone());
         Ok(plan)
+    }
+
+    fn sim_graph(&mut self) -> Result<Arc<latitude_core::sim::SimGraph>, Error> {
+        if self.sim.is_none() {
+            self.sim = Some(Arc::new(latitude_core::sim::SimGraph::new(&self.g)?));
+        }
+        Ok(self.sim.clone().unwrap())
     }
 }
 
@@ -57,7 +69,7 @@ struct Graph {
 }
 
 fn wrap(g: ExecGraph) -> Graph {
-    Graph { inner: Mutex::new(Inner { g, plan: None }) }
+    Graph { inner: Mutex::new(Inner { g, plan: None, sim: None }) }
 }
 
 #[pymethods]
@@ -173,7 +185,7 @@ impl Graph {
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
             let plan = inner.plan(model)?;
-            let pr = engine_predict(&inner.g, &plan, &pt);
+            let pr = engine_predict(&inner.g, &plan, &pt)?;
             let summary = pr.summary(&inner.g);
             let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
                 .path
@@ -243,8 +255,64 @@ impl Graph {
         Ok(d)
     }
 
+    /// One discrete-event simulation (see latitude_core::sim). semantics = "design" or
+    /// "loggopsim"; noise = list of spec dicts (latitude/noise.py); record = timeline data.
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, record=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+        semantics: &str,
+        cpu_serialization: bool,
+        noise: Option<Bound<'py, pyo3::types::PyList>>,
+        seed: u64,
+        record: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), record)?.map_err(|e| input_error(py, e))?;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let sg = inner.sim_graph()?;
+            sim::run_one(&inner.g, &sg, &setup, seed)
+        });
+        let (r, elapsed) = out.map_err(|e| input_error(py, e))?;
+        sim::result_dict(py, &self.inner.lock().unwrap().g, &r, elapsed)
+    }
+
+    /// Monte Carlo samples first..first+count on `threads` threads (GIL released).
+    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, first=0, count=1, threads=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate_samples<'py>(
+        &self,
+        py: Python<'py>,
+        theta: [f64; NPARAM],
+        protocol: &str,
+        eager_limit: u64,
+        nic_serialization: bool,
+        semantics: &str,
+        cpu_serialization: bool,
+        noise: Option<Bound<'py, pyo3::types::PyList>>,
+        seed: u64,
+        first: u64,
+        count: u64,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = model_from(protocol, eager_limit, nic_serialization)?;
+        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), false)?.map_err(|e| input_error(py, e))?;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let sg = inner.sim_graph()?;
+            sim::run_samples(&inner.g, &sg, &setup, seed, first, count, threads)
+        });
+        sim::samples(py, out)?.map_err(|e| input_error(py, e))
+    }
+
     /// Every breakpoint of T in parameter `param` (0..5 = L, o, g, G, O) on [lo, hi] (ns, or
-    /// ns per byte), exact. Positions come as (num, den) in fs and as floats in ns.
+    /// ns per byte), exact. Positions come as (num, den) in ticks (10⁻⁹ ns).
     #[pyo3(signature = (theta, param, lo, hi, step=None, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn sweep<'py>(
@@ -261,8 +329,8 @@ impl Graph {
     ) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
         let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
-        let (lo, hi) = (fs(lo), fs(hi));
-        let step = step.map(fs);
+        let (lo, hi) = (ticks(lo), ticks(hi));
+        let step = step.map(ticks);
         if param >= NPARAM || lo > hi {
             return Err(pyo3::exceptions::PyValueError::new_err("bad sweep parameter or range"));
         }
@@ -270,7 +338,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step }))
+                parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step })
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -284,7 +352,7 @@ impl Graph {
     }
 
     /// Largest value of parameter `param` with T ≤ ratio·T(x0) for each ratio (num, den).
-    /// Returns T(x0) in fs and, per ratio, (num, den) in fs or None (unbounded).
+    /// Returns T(x0) in ticks and, per ratio, (num, den) in ticks or None (unbounded).
     #[pyo3(signature = (theta, param, x0, ratios, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn tolerance<'py>(
@@ -303,12 +371,12 @@ impl Graph {
         if param >= NPARAM || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad tolerance parameter or ratio (< 1)"));
         }
-        let x0 = fs(x0);
+        let x0 = ticks(x0);
         let (t0, res) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios))
+                tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios)
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -319,8 +387,8 @@ impl Graph {
         Ok(d)
     }
 
-    /// For each absolute target τ = (num, den) fs: the largest value of parameter `param`
-    /// ≥ x0 with T ≤ τ: (num, den) fs, "unbounded", or "exceeded" (T(x0) > τ already).
+    /// For each absolute target τ = (num, den) ticks: the largest value of parameter `param`
+    /// ≥ x0 with T ≤ τ: (num, den) ticks, "unbounded", or "exceeded" (T(x0) > τ already).
     #[pyo3(signature = (theta, param, x0, targets, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     #[allow(clippy::too_many_arguments)]
     fn max_below(
@@ -340,12 +408,12 @@ impl Graph {
             return Err(pyo3::exceptions::PyValueError::new_err("bad parameter or target"));
         }
         let targets: Vec<Rat> = targets.into_iter().map(|(n, d)| Rat::new(n, d)).collect();
-        let x0 = fs(x0);
+        let x0 = ticks(x0);
         let (bounds, _) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                Ok::<_, Error>(tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets))
+                tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets)
             })
             .map_err(|e| input_error(py, e))?;
         Ok(bounds
@@ -379,9 +447,9 @@ impl Graph {
     }
 }
 
-/// ns (float) -> fs (integer), the unit of exact parameter values.
-fn fs(ns: f64) -> i128 {
-    (ns * 1e6).round() as i128
+/// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
+fn ticks(ns: f64) -> i128 {
+    (ns * TICKS_PER_NS as f64).round() as i128
 }
 
 fn rat(r: Rat) -> (i128, i128) {

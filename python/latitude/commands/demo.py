@@ -20,15 +20,42 @@ def example_path(name: str = "halo2d-16.goal") -> str:
 
 
 def run(args) -> int:
+    import os
+
     from latitude.api import load
+    from latitude.commands.sensitivity import print_tables
+    from latitude.commands.tolerance import report
+    from latitude.plots import runtime_plot, sensitivity_plot
     from latitude.report import console, prediction_tables
 
     con = console()
     path = example_path()
     graph = load(path)
+    params = params_from_args(args)
     con.print(f"[bold]Latitude demo[/bold]: {graph.info['ranks']}-rank halo exchange + allreduce ({path})\n")
-    pred = graph.predict(params_from_args(args))
+    pred = graph.predict(params)
     for table in prediction_tables(pred, graph.info):
         con.print(table)
         con.print()
+    tol = graph.tolerance((1, 2, 5), params=params)
+    report(_Quiet(), graph, tol, 0.0)
+    bounded = [r["max_ns"] for r in tol.to_dict()["tolerance"] if r["max_ns"] is not None]
+    hi = params.L + 1.5 * max([m - params.L for m in bounded] + [20_000.0])
+    sens = graph.sensitivity(params.L, max(hi, params.L + 60_000), params=params)
+    con.print()
+    print_tables(sens, 0.0, con)
+    os.makedirs(args.out, exist_ok=True)
+    written = runtime_plot(graph.sensitivity(params.L, hi, params=params), tol, os.path.join(args.out, "runtime.png"),
+                           title="Demo: predicted runtime vs added latency")
+    written += sensitivity_plot(sens, os.path.join(args.out, "sensitivity.png"), title="Demo: λ_L and ρ_L vs added latency")
+    con.print()
+    for w in written:
+        con.print(f"wrote {w}")
     return 0
+
+
+class _Quiet:
+    """Arguments for the tolerance report: a table only."""
+
+    csv = plot = None
+    json = False

@@ -7,6 +7,7 @@
 
 use super::plan::Plan;
 use super::walk::{walk, Domain};
+use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::{Affine, Point};
 
@@ -83,7 +84,10 @@ fn merge(b: &mut Tk, x: &Tk) {
 }
 
 /// T and the one-sided slopes in parameter `k` at every point (⌈n/K⌉ passes).
-pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Vec<Eval> {
+pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Result<Vec<Eval>> {
+    for pt in points {
+        plan.check(pt)?;
+    }
     let mut out = Vec::with_capacity(points.len());
     for chunk in points.chunks(K) {
         let mut dom = Multi { pts: chunk, k, best: [None; K] };
@@ -93,5 +97,5 @@ pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Vec<E
             out.push(Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo });
         }
     }
-    out
+    Ok(out)
 }

@@ -7,7 +7,7 @@
 //! and the pieces at x* split the interval into two with new tangent lines. Each pass
 //! reveals at least one new line, so all breakpoints take O(#pieces) evaluations; the
 //! pending intervals of a round are evaluated together, up to `multi::K` per graph pass.
-//! Values are rationals in fs, comparisons are exact.
+//! Values are rationals in ticks, comparisons are exact.
 //!
 //! With a `step`, intervals narrower than the step are not refined (their tangent
 //! intersection is reported as one breakpoint with the combined slope change) and
@@ -16,12 +16,13 @@
 use super::multi::{evaluate, Eval};
 use super::plan::Plan;
 use super::rational::{Line, Rat};
+use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::Point;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Breakpoint {
-    /// Position (fs, or fs per byte for G).
+    /// Position (ticks, or ticks per byte for G).
     pub at: Rat,
     pub left: Line,
     pub right: Line,
@@ -48,7 +49,7 @@ pub struct Sweep {
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SweepOptions {
-    /// Minimum distance (fs) between reported breakpoints; None = exact.
+    /// Minimum distance (ticks) between reported breakpoints; None = exact.
     pub step: Option<i128>,
 }
 
@@ -59,12 +60,12 @@ struct Interval {
     lb: Line,
 }
 
-/// Breakpoints and pieces of T in parameter `k` on [lo, hi] (fs), other parameters at `base`.
-pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, opts: SweepOptions) -> Sweep {
+/// Breakpoints and pieces of T in parameter `k` on [lo, hi] (ticks), other parameters at `base`.
+pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, opts: SweepOptions) -> Result<Sweep> {
     assert!(lo <= hi);
     let (lo, hi) = (Rat::int(lo), Rat::int(hi));
     let mut out = Sweep { param: k, breakpoints: Vec::new(), pieces: Vec::new(), evaluations: 0, passes: 0 };
-    let ends = run(g, plan, base, k, &[lo, hi], &mut out);
+    let ends = run(g, plan, base, k, &[lo, hi], &mut out)?;
     let (_, la) = Line::at(lo, &ends[0]);
     let (lb, _) = Line::at(hi, &ends[1]);
     let mut pending = if la.s < lb.s { vec![Interval { a: lo, la, b: hi, lb }] } else { Vec::new() };
@@ -73,14 +74,14 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
         for iv in pending.drain(..) {
             let x = iv.la.meet(&iv.lb);
             match opts.step {
-                Some(step) if iv.b.sub(iv.a) < Rat::int(step) => {
+                Some(step) if iv.b < iv.a.plus_int(step) => {
                     out.breakpoints.push(Breakpoint { at: x, left: iv.la, right: iv.lb, exact: false })
                 }
                 _ => todo.push((iv, x)),
             }
         }
         let xs: Vec<Rat> = todo.iter().map(|(_, x)| *x).collect();
-        let evals = run(g, plan, base, k, &xs, &mut out);
+        let evals = run(g, plan, base, k, &xs, &mut out)?;
         for ((iv, x), e) in todo.into_iter().zip(evals) {
             if iv.la.value(x) == Rat::new(e.t, x.den) {
                 out.breakpoints.push(Breakpoint { at: x, left: iv.la, right: iv.lb, exact: true });
@@ -100,24 +101,24 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
     }
     out.breakpoints.sort_by(|a, b| a.at.cmp(&b.at));
     if let Some(step) = opts.step {
-        out.breakpoints = merge_closer_than(&out.breakpoints, Rat::int(step));
+        out.breakpoints = merge_closer_than(&out.breakpoints, step);
     }
     out.pieces = pieces(lo, hi, la, &out.breakpoints);
-    out
+    Ok(out)
 }
 
-fn run(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, xs: &[Rat], out: &mut Sweep) -> Vec<Eval> {
-    let pts: Vec<Point> = xs.iter().map(|x| base.at_fs(k, x.num, x.den)).collect();
+fn run(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, xs: &[Rat], out: &mut Sweep) -> Result<Vec<Eval>> {
+    let pts: Vec<Point> = xs.iter().map(|x| base.at_ticks(k, x.num, x.den)).collect();
     out.evaluations += pts.len();
     out.passes += pts.len().div_ceil(super::multi::K);
     evaluate(g, plan, &pts, k)
 }
 
-fn merge_closer_than(bps: &[Breakpoint], step: Rat) -> Vec<Breakpoint> {
+fn merge_closer_than(bps: &[Breakpoint], step: i128) -> Vec<Breakpoint> {
     let mut out: Vec<Breakpoint> = Vec::new();
     for bp in bps {
         match out.last_mut() {
-            Some(last) if bp.at.sub(last.at) < step => {
+            Some(last) if bp.at < last.at.plus_int(step) => {
                 last.right = bp.right;
                 last.exact = false;
             }

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::{order, ExecGraph, Kind, NONE};
-use crate::model::Model;
+use crate::model::{p, Model, Point, NPARAM};
 
 pub struct Plan {
     pub model: Model,
@@ -16,6 +16,10 @@ pub struct Plan {
     pub(crate) nslots: usize,
     /// Previous send of the same rank and NIC in trace order (NIC serialization), or NONE.
     pub(crate) gap_prev: Vec<u32>,
+    /// Upper bounds of any path's total calc time (ns) and parameter coefficients, so that
+    /// exact evaluations can be refused before their integers could overflow.
+    calc_total: f64,
+    coeff_total: [f64; NPARAM],
 }
 
 impl Plan {
@@ -40,7 +44,22 @@ impl Plan {
         }
         let gap_prev = if model.nic_serialization { nic_chains(g)? } else { Vec::new() };
         let (slot, nslots) = assign_slots(g, &gap_prev);
-        Ok(Plan { model, slot, nslots, gap_prev })
+        let (calc_total, coeff_total) = cost_bounds(g);
+        Ok(Plan { model, slot, nslots, gap_prev, calc_total, coeff_total })
+    }
+
+    /// Refuse a point whose exact times could exceed i128 (far beyond realistic inputs:
+    /// hours of runtime at 10⁻⁹ ns resolution and rational scales up to ~10¹³ fit).
+    pub fn check(&self, pt: &Point) -> Result<()> {
+        let mut m = self.calc_total * pt.unit as f64;
+        for k in 0..NPARAM {
+            m += self.coeff_total[k] * (pt.theta[k] as f64).abs();
+        }
+        if m.is_finite() && m < 1e37 {
+            Ok(())
+        } else {
+            Err(Error::new("parameter values too large for exact arithmetic (runtime beyond 10^37 time units); use smaller ranges"))
+        }
     }
 
     pub fn nslots(&self) -> usize {
@@ -50,6 +69,26 @@ impl Plan {
     pub(crate) fn gap_prev(&self, v: usize) -> u32 {
         self.gap_prev.get(v).copied().unwrap_or(NONE)
     }
+}
+
+/// Crude upper bounds of the costs on any path: all calcs, and per message op at most four
+/// latencies, four overheads, one NIC gap and twice its bytes.
+fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM]) {
+    let mut calc = 0.0;
+    let mut a = [0.0; NPARAM];
+    for v in 0..g.len() {
+        if g.kind[v] == Kind::Calc {
+            calc += g.val[v] as f64;
+        } else {
+            let bytes = g.val[v] as f64;
+            a[p::L] += 4.0;
+            a[p::O_MSG] += 4.0;
+            a[p::G_MSG] += 1.0;
+            a[p::G_BYTE] += 2.0 * bytes;
+            a[p::O_BYTE] += 2.0 * bytes;
+        }
+    }
+    (calc, a)
 }
 
 fn check_matched(g: &ExecGraph) -> Result<()> {

@@ -12,6 +12,7 @@
 use super::plan::Plan;
 use super::path::{backtrack, summarize, PathSummary, Step};
 use super::walk::{walk, Domain, NO_TERM};
+use crate::error::Result;
 use crate::graph::{ExecGraph, NONE};
 use crate::model::{p, Affine, Point, NPARAM};
 
@@ -117,12 +118,13 @@ impl Prediction {
 }
 
 /// T, derivatives and the critical path at `pt`.
-pub fn predict(g: &ExecGraph, plan: &Plan, pt: &Point) -> Prediction {
+pub fn predict(g: &ExecGraph, plan: &Plan, pt: &Point) -> Result<Prediction> {
+    plan.check(pt)?;
     let mut dom = Full { pt: *pt, best: None, best_v: NONE };
     let mut rec = vec![NO_TERM; g.len()];
     walk(g, plan, &mut dom, Some(&mut rec));
     let best = dom.best.unwrap_or(Tv { t: 0, hi: [0; NPARAM], lo: [0; NPARAM] });
     let path = if g.is_empty() { Vec::new() } else { backtrack(g, plan, &rec, dom.best_v) };
-    Prediction { point: *pt, t: best.t, right: best.hi, left: best.lo, path, last: dom.best_v }
+    Ok(Prediction { point: *pt, t: best.t, right: best.hi, left: best.lo, path, last: dom.best_v })
 }
 

@@ -5,7 +5,7 @@
 //! is still ≥ the answer (T lies above its tangents) and on a new piece: Newton's method
 //! from above ends, exactly, after at most one step per piece it crosses. The first upper
 //! bound is the tangent at x₀ when T rises there; when T is flat at x₀, beyond
-//! x_big = max(x₀, T(x₀)) + 1 fs every path has passed every other (a breakpoint between
+//! x_big = max(x₀, T(x₀)) + 1 tick every path has passed every other (a breakpoint between
 //! paths i, j sits at (c_i − c_j)/(s_j − s_i) ≤ c_i ≤ T(x₀)), so the slope there is the
 //! final one: 0 means unbounded. All tolerances of one call advance together, their
 //! evaluations sharing graph passes.
@@ -13,6 +13,7 @@
 use super::multi::evaluate;
 use super::plan::Plan;
 use super::rational::{Line, Rat};
+use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::Point;
 
@@ -27,30 +28,30 @@ pub enum Bound {
 
 #[derive(Clone, Debug)]
 pub struct ToleranceResult {
-    /// Largest x (fs), None if unbounded.
+    /// Largest x (ticks), None if unbounded.
     pub max: Option<Rat>,
     pub evaluations: usize,
 }
 
 /// Tolerances for target ratios τ/T(x₀) = num/den (e.g. 101/100 for 1 %), parameter k,
-/// baseline x₀ (fs) and the other parameters at `base`. Returns T(x₀) in fs and the results.
-pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, ratios: &[(i128, i128)]) -> (i128, Vec<ToleranceResult>) {
-    let e0 = evaluate(g, plan, &[base.at_fs(k, x0, 1)], k)[0];
-    let t0 = e0.t; // fs (den 1)
+/// baseline x₀ (ticks) and the other parameters at `base`. Returns T(x₀) in ticks and the results.
+pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, ratios: &[(i128, i128)]) -> Result<(i128, Vec<ToleranceResult>)> {
+    let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
+    let t0 = e0.t; // ticks (den 1)
     let targets: Vec<Rat> = ratios.iter().map(|&(n, d)| Rat::new(t0 * n, d)).collect();
-    let (bounds, evals) = max_below(g, plan, base, k, x0, &targets);
+    let (bounds, evals) = max_below(g, plan, base, k, x0, &targets)?;
     let res = bounds
         .into_iter()
         .zip(evals)
         .map(|(b, evaluations)| ToleranceResult { max: if let Bound::Max(x) = b { Some(x) } else { None }, evaluations })
         .collect();
-    (t0, res)
+    Ok((t0, res))
 }
 
-/// For each target τ (fs): the largest x ≥ x₀ with T(x) ≤ τ, and evaluations used.
-pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, targets: &[Rat]) -> (Vec<Bound>, Vec<usize>) {
+/// For each target τ (ticks): the largest x ≥ x₀ with T(x) ≤ τ, and evaluations used.
+pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
     let x0r = Rat::int(x0);
-    let e0 = evaluate(g, plan, &[base.at_fs(k, x0, 1)], k)[0];
+    let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
     let t0 = Rat::int(e0.t);
     let (_, right0) = Line::at(x0r, &e0);
     let mut res = vec![Bound::Exceeded; targets.len()];
@@ -68,8 +69,8 @@ pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, t
     while at.iter().any(Option::is_some) {
         let idx: Vec<usize> = (0..at.len()).filter(|&i| at[i].is_some()).collect();
         let xs: Vec<Rat> = idx.iter().map(|&i| at[i].unwrap()).collect();
-        let pts: Vec<Point> = xs.iter().map(|x| base.at_fs(k, x.num, x.den)).collect();
-        let out = evaluate(g, plan, &pts, k);
+        let pts: Vec<Point> = xs.iter().map(|x| base.at_ticks(k, x.num, x.den)).collect();
+        let out = evaluate(g, plan, &pts, k)?;
         for ((&i, x), e) in idx.iter().zip(xs).zip(out) {
             evals[i] += 1;
             let tau = targets[i];
@@ -87,7 +88,7 @@ pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, t
             }
         }
     }
-    (res, evals)
+    Ok((res, evals))
 }
 /// x with s·x + c = τ.
 fn solve(l: Line, tau: Rat) -> Rat {

@@ -7,7 +7,7 @@
 //! makes engine T = LP objective hold by construction.
 
 use super::plan::Plan;
-use crate::graph::{Dep, ExecGraph, Kind, NONE};
+use crate::graph::{ExecGraph, Kind, IREQ, NONE};
 use crate::model::{cost, Affine, Protocol};
 
 /// What a pass computes with. `max` gets ≥ 1 candidates and returns the max and the index
@@ -55,19 +55,25 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
     let slot = &plan.slot;
     for v in 0..g.len() {
         // S(v): max over local predecessors (and the NIC chain).
-        cands.clear();
-        for (p, dep) in g.preds(v as u32) {
-            let which = if dep == Dep::Requires { E } else { S };
-            cands.push(store[slot[p as usize] as usize][which]);
-        }
+        let preds = g.preds_raw(v as u32);
         let gp = plan.gap_prev(v);
-        if gp != NONE {
-            let prev = store[slot[gp as usize] as usize][S];
-            cands.push(dom.add(&prev, &cost::nic_gap(g.val[gp as usize])));
-        }
-        let (s, mut win) = if cands.is_empty() {
-            (zero, NO_TERM)
+        let read = |p: u32| {
+            let which = if p & IREQ == 0 { E } else { S };
+            store[slot[(p & !IREQ) as usize] as usize][which]
+        };
+        let (s, mut win) = if gp == NONE && preds.len() <= 1 {
+            // The common case needs no max (and no copy into `cands`).
+            match preds.first() {
+                None => (zero, NO_TERM),
+                Some(&p) => (read(p), 0),
+            }
         } else {
+            cands.clear();
+            cands.extend(preds.iter().map(|&p| read(p)));
+            if gp != NONE {
+                let prev = store[slot[gp as usize] as usize][S];
+                cands.push(dom.add(&prev, &cost::nic_gap(g.val[gp as usize])));
+            }
             dom.note(v as u32, Quantity::Start);
             let (s, w) = dom.max(&cands);
             (s, w as u32)

@@ -73,7 +73,7 @@ impl Labels {
     fn fast_key(label: &[u8]) -> Option<usize> {
         match label {
             [b'l', b'1'..=b'9', rest @ ..] if rest.len() < 9 && rest.iter().all(u8::is_ascii_digit) => {
-                std::str::from_utf8(&label[1..]).ok()?.parse().ok()
+                Some(label[1..].iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize))
             }
             _ => None,
         }
@@ -281,27 +281,29 @@ impl Parser {
         u32::try_from(v).map_err(|_| self.err(format!("{what} {v} does not fit in 32 bits")))
     }
 
-    fn keyword(&self, c: &mut Cur, kw: &[u8], hint: &str) -> Result<()> {
+    /// `kw` must come next, before the `what` it introduces.
+    fn keyword(&self, c: &mut Cur, kw: &[u8], what: &str) -> Result<()> {
         c.ws();
         let save = c.i;
         match c.ident() {
             Some(w) if w == kw => Ok(()),
             _ => {
                 c.i = save;
-                Err(self.err(format!("expected '{}' {hint}, found {}", String::from_utf8_lossy(kw), c.found())))
+                Err(self.err(format!("expected '{}' before the {what}, found {}", String::from_utf8_lossy(kw), c.found())))
             }
         }
     }
 
-    fn end_of_statement(&self, c: &mut Cur, after: &str) -> Result<()> {
+    /// The rest of the line must be empty; `after` names what came before (for the error).
+    fn end_of_statement(&self, c: &mut Cur, after: impl Fn() -> String) -> Result<()> {
         c.ws();
         if c.at_end() {
             return Ok(());
         }
         if c.starts(b"//") || c.starts(b"/*") {
-            return Err(self.err(format!("comment after {after}: comments must start their own line (LogGOPSim rejects this)")));
+            return Err(self.err(format!("comment after {}: comments must start their own line (LogGOPSim rejects this)", after())));
         }
-        Err(self.err(format!("unexpected {} after {after}", c.found())))
+        Err(self.err(format!("unexpected {} after {}", c.found(), after())))
     }
 
     fn num_ranks(&mut self, c: &mut Cur) -> Result<()> {
@@ -380,7 +382,7 @@ impl Parser {
                 }
                 c.i += 1;
                 let (kw, what) = if kind == Kind::Send { (&b"to"[..], "destination rank") } else { (&b"from"[..], "source rank") };
-                self.keyword(c, kw, &format!("before the {what}"))?;
+                self.keyword(c, kw, what)?;
                 let peer = self.int32(c, what, kind == Kind::Recv)?;
                 let mut op = if kind == Kind::Send { Op::send(size, peer, 0) } else { Op::recv(size, peer, 0) };
                 if self.option(c, b"tag")? {
@@ -395,7 +397,7 @@ impl Parser {
                 op
             }
         };
-        self.end_of_statement(c, &format!("a {} operation (only tag, cpu, nic may follow, in that order)", kind.name()))?;
+        self.end_of_statement(c, || format!("a {} operation (only tag, cpu, nic may follow, in that order)", kind.name()))?;
         let line = self.line as u32;
         let b = self.builder.as_mut().expect("rank block implies num_ranks");
         let id = b.add_at(rank, op, line).map_err(|m| Error::at(&self.name, self.line, m))?;
@@ -440,7 +442,7 @@ impl Parser {
         let Some(b) = c.ident() else {
             return Err(self.err(format!("expected a label after '{}', found {}", if dep == Dep::Requires { "requires" } else { "irequires" }, c.found())));
         };
-        self.end_of_statement(c, "a dependency")?;
+        self.end_of_statement(c, || "a dependency".to_string())?;
         if self.rank.is_none() {
             return Err(self.err("dependency outside a rank block"));
         }

@@ -1,0 +1,213 @@
+"""Simulation from Python: options, one run, Monte Carlo samples and their statistics.
+
+    import latitude
+    g = latitude.load("app.goal")
+    sim = g.simulate(L="3us", noise=["calc:gaussian:sigma=5%"], seed=1)
+    sim.runtime_ns, sim.rank_end_ns
+    mc = g.simulate_samples(100, L="3us", noise=["os:period=1ms,duration=20us"])
+    mc.stats()             # p50/p90/p99/max/mean/std in ns
+
+The work happens in the Rust core (latitude_core::sim) with the GIL released; samples use
+all cores. Results are deterministic for a seed and independent of the thread count.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from latitude.errors import InputError
+from latitude.noise import parse_all
+from latitude.params import Params
+
+SEMANTICS = ("design", "loggopsim")
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """How to simulate. `semantics`: "design" (DESIGN §4 with CPU/NIC contention) or
+    "loggopsim" (LogGOPSim v1, quirks included). `noise`: --noise spec strings."""
+
+    semantics: str = "design"
+    cpu_serialization: bool = True
+    noise: tuple = ()
+    noise_cosched: bool = False
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.semantics not in SEMANTICS:
+            raise InputError("--semantics", f"expected design or loggopsim, got {self.semantics!r}")
+        if not 0 <= int(self.seed) < 2**64:
+            raise InputError("--seed", f"expected an integer in [0, 2^64), got {self.seed}")
+
+    def noise_dicts(self) -> list[dict]:
+        return parse_all(list(self.noise), self.noise_cosched)
+
+    def core_kwargs(self, params: Params) -> dict:
+        kw = {"theta": params.theta, "semantics": self.semantics, "cpu_serialization": self.cpu_serialization,
+              "noise": self.noise_dicts(), "seed": int(self.seed)}
+        kw.update(params.model_kwargs())
+        return kw
+
+
+@dataclass
+class Simulation:
+    """One simulated run. Times in ns."""
+
+    raw: dict = field(repr=False)
+    params: Params
+    options: SimOptions
+
+    @property
+    def runtime_ns(self) -> float:
+        return self.raw["runtime_ns"]
+
+    @property
+    def rank_end_ns(self) -> np.ndarray:
+        return self.raw["rank_end_ns"]
+
+    @property
+    def timeline(self) -> dict | None:
+        return self.raw.get("timeline")
+
+    @property
+    def events(self) -> int:
+        return int(self.raw["events"])
+
+    @property
+    def integer_ns(self) -> bool:
+        """Times are whole ns (the LogGOPSim semantics)."""
+        return self.options.semantics == "loggopsim"
+
+    def rank_end_exact(self) -> list:
+        """Per-rank end times; integers (ns) under the LogGOPSim semantics."""
+        if self.integer_ns:
+            return [int(x) for x in self.raw["rank_end_units"]]
+        return [float(x) for x in self.rank_end_ns]
+
+    def to_dict(self) -> dict:
+        """The `latitude simulate --json` contract (DESIGN §6 keys first)."""
+        return {
+            "runtime_ns": int(self.runtime_ns) if self.integer_ns else self.runtime_ns,
+            "rank_end_ns": self.rank_end_exact(),
+            "semantics": self.options.semantics,
+            "cpu_serialization": self.options.cpu_serialization if self.options.semantics == "design" else None,
+            "events": self.events,
+            "static_mismatches": int(self.raw["static_mismatches"]),
+            "unfinished_ops": int(self.raw["unfinished"]),
+            "time_resolution_ns": int(self.raw["unit_ticks"]) / 1e9,
+            "exact_parameters": bool(self.raw["exact"]),
+            "seed": int(self.options.seed),
+            "noise": list(self.options.noise),
+            "params": self.params_dict(),
+        }
+
+    def params_dict(self) -> dict:
+        """Parameters as simulated (LogGOPSim has its own rendezvous and always uses g)."""
+        d = self.params.to_dict()
+        if self.options.semantics == "loggopsim":
+            d.update(protocol="loggopsim", nic_serialization=True)
+        return d
+
+    def describe_params(self) -> str:
+        if self.options.semantics != "loggopsim":
+            return self.params.describe()
+        from latitude.units import fmt_size
+
+        p = self.params
+        return f"L={p.L:g} o={p.o:g} g={p.g:g} G={p.G:g} O={p.O:g} ns S={fmt_size(p.S)}"
+
+
+@dataclass
+class Samples:
+    """Monte Carlo runtimes (ns) of samples first..first+n."""
+
+    runtime_ns: np.ndarray
+    slowest_rank: np.ndarray
+    seed: int
+    first: int = 0
+    events: int = 0
+    elapsed_s: float = 0.0
+
+    PERCENTILES = (50, 90, 99)
+
+    def stats(self) -> dict:
+        x = np.asarray(self.runtime_ns, dtype=float)
+        p = np.percentile(x, self.PERCENTILES) if len(x) else [float("nan")] * 3
+        return {
+            "n": int(len(x)),
+            "p50_ns": float(p[0]),
+            "p90_ns": float(p[1]),
+            "p99_ns": float(p[2]),
+            "max_ns": float(x.max()) if len(x) else None,
+            "min_ns": float(x.min()) if len(x) else None,
+            "mean_ns": float(x.mean()) if len(x) else None,
+            "std_ns": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+        }
+
+    def write_csv(self, path: str) -> None:
+        """One row per sample: sample, seed, runtime_us, slowest_rank."""
+        import csv
+
+        try:
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["sample", "seed", "runtime_us", "slowest_rank"])
+                for k, (t, r) in enumerate(zip(self.runtime_ns.tolist(), self.slowest_rank.tolist())):
+                    w.writerow([self.first + k, self.seed, f"{t / 1e3:.6f}", r])
+        except OSError as err:
+            raise InputError(path, f"cannot write CSV: {err.strerror}") from None
+
+
+def split_kwargs(params: Params | None, options: SimOptions | None, kw: dict) -> tuple[Params, SimOptions]:
+    """Keyword arguments of Graph.simulate*: option fields go to SimOptions, the rest to Params."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(SimOptions)}
+    okw = {k: kw.pop(k) for k in list(kw) if k in names}
+    if isinstance(okw.get("noise"), str):
+        okw["noise"] = (okw["noise"],)
+    if "noise" in okw:
+        okw["noise"] = tuple(okw["noise"])
+    p = params or Params()
+    p = p.replace(**kw) if kw else p
+    o = options or SimOptions()
+    o = dataclasses.replace(o, **okw) if okw else o
+    return p, o
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def simulate(handle, params: Params, options: SimOptions, record: bool = False) -> Simulation:
+    raw = handle.simulate(record=record, **options.core_kwargs(params))
+    return Simulation(raw, params, options)
+
+
+def simulate_samples(handle, n: int, params: Params, options: SimOptions, threads: int | None = None,
+                     progress=None) -> Samples:
+    """`n` samples (0..n), on `threads` threads. With `progress(done, total)` the samples run
+    in chunks, reporting between them (each call re-reads a noise trace file, so traces get
+    at most 10 chunks); without, in one call."""
+    if n < 1:
+        raise InputError("--samples", f"expected at least 1 sample, got {n}")
+    threads = threads or default_threads()
+    kw = options.core_kwargs(params)
+    chunks = 1 if progress is None else (10 if any(d["target"] == "trace" for d in kw["noise"]) else 100)
+    chunk = max(threads, -(-n // chunks))
+    runtimes, slowest, events, elapsed = [], [], 0, 0.0
+    for first in range(0, n, chunk):
+        count = min(chunk, n - first)
+        raw = handle.simulate_samples(first=first, count=count, threads=threads, **kw)
+        runtimes.append(raw["runtime_ns"])
+        slowest.append(raw["slowest_rank"])
+        events += int(raw["events"])
+        elapsed += float(raw["elapsed_s"])
+        if progress:
+            progress(first + count, n)
+    return Samples(np.concatenate(runtimes), np.concatenate(slowest), int(options.seed), 0, events, elapsed)
