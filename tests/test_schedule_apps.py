@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -47,6 +48,29 @@ def _trace(tmp, bin_dir, name, ranks, args):
     return d
 
 
+def _idle_fraction(seconds: float = 2.0) -> float:
+    """Share of CPU time idle over `seconds` (from /proc/stat; 1.0 where unavailable)."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + (v[4] if len(v) > 4 else 0)
+    try:
+        t1, i1 = sample()
+        time.sleep(seconds)
+        t2, i2 = sample()
+    except OSError:
+        return 1.0
+    return (i2 - i1) / max(t2 - t1, 1)
+
+
+def _wait_until_idle(timeout: float = 60.0, need: float = 0.85) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if _idle_fraction() >= need:
+            return True
+    return False
+
+
 def _measured_ns(trace_dir) -> float:
     """Longest MPI_Init end → MPI_Finalize start over the ranks (µs in the trace)."""
     best = 0.0
@@ -68,6 +92,7 @@ def machine(bin_dir):
     (o is folded into L: a ping-pong cannot separate them), G = slope of the half round trip
     over the rendezvous sizes (least squares), S = Open MPI's shared-memory eager limit."""
     sizes = [8, 4096, 16384, 65536, 131072, 262144]
+    _wait_until_idle()
     out = subprocess.run([*MPI, "2", bin_dir / "pingpong", "--sizes", ",".join(map(str, sizes)), "--iters", "200"],
                          capture_output=True, text=True, check=True, env=cli_env()).stdout
     t = {int(s): float(h) * 1e3 for s, _, h in (line.split(",") for line in out.splitlines()
@@ -96,10 +121,12 @@ def test_callmix_every_call_converts(tmp_path, bin_dir):
 ])
 def test_compute_dominated_runs_are_predicted_within_10_percent(tmp_path, bin_dir, machine, name, ranks, args):
     # This machine is shared: a rank descheduled inside an MPI call stretches the measured
-    # run in a way no trace-based model can see. Up to three traced runs; the least perturbed
-    # one must be within 10 %.
+    # run in a way no trace-based model can see. Each attempt waits (bounded) for idle cores;
+    # up to three traced runs, the least perturbed one must be within 10 %.
     errors = []
     for attempt in range(3):
+        if not _wait_until_idle():
+            continue
         d = _trace(tmp_path / str(attempt), bin_dir, name, ranks, args)
         goal = tmp_path / f"{name}-{attempt}.goal"
         run_cli("schedule", d, "-o", goal)
@@ -108,6 +135,8 @@ def test_compute_dominated_runs_are_predicted_within_10_percent(tmp_path, bin_di
         errors.append((pred["runtime_ns"] - measured) / measured)
         if abs(errors[-1]) <= 0.10:
             return
+    if not errors:
+        pytest.skip("the machine never had idle cores: a timing comparison would be meaningless")
     pytest.fail(f"{name}: prediction errors {', '.join(f'{100 * e:+.1f} %' for e in errors)} (none within 10 %)")
 
 
