@@ -263,19 +263,20 @@ impl GraphBuilder {
         for v in 0..n {
             let end = off[v + 1] as usize;
             let list = &mut pred[start..end];
-            list.sort_unstable();
-            let mut kept = Vec::with_capacity(list.len());
-            for (i, &p) in list.iter().enumerate() {
-                if i > 0 && list[i - 1] == p {
-                    continue;
-                }
-                if p & IREQ != 0 && list.binary_search(&(p & !IREQ)).is_ok() {
-                    continue;
-                }
-                kept.push(p);
+            if list.len() > 1 {
+                list.sort_unstable();
             }
+            // Compact without allocating: sorted, so the requires entries (no flag) come first
+            // and the kept ones form a sorted prefix of what was written for v.
             off[v] = w as u32;
-            for p in kept {
+            for i in start..end {
+                let p = pred[i];
+                if i > start && pred[i - 1] == p {
+                    continue;
+                }
+                if p & IREQ != 0 && pred[off[v] as usize..w].binary_search(&(p & !IREQ)).is_ok() {
+                    continue;
+                }
                 pred[w] = p;
                 w += 1;
             }

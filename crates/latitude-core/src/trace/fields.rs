@@ -16,7 +16,7 @@ impl Time {
         let mut whole: u64 = 0;
         let mut i = 0;
         while i < s.len() && s[i].is_ascii_digit() {
-            whole = whole.checked_mul(10)?.checked_add((s[i] - b'0') as u64)?;
+            whole = if i < 19 { whole * 10 + (s[i] - b'0') as u64 } else { whole.checked_mul(10)?.checked_add((s[i] - b'0') as u64)? };
             i += 1;
         }
         let int_digits = i;
@@ -146,6 +146,18 @@ fn parse_hex(b: &[u8]) -> Option<u64> {
 
 pub fn parse_i64(b: &[u8]) -> Option<i64> {
     match b.first() {
+        Some(c) if c.is_ascii_digit() && b.len() <= 18 => {
+            // Fast path: 18 digits fit.
+            let mut v: i64 = 0;
+            for &c in b {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    return None;
+                }
+                v = v * 10 + d as i64;
+            }
+            Some(v)
+        }
         Some(b'-') => {
             let v = parse_u64(&b[1..])?;
             if v > i64::MAX as u64 + 1 {
