@@ -26,11 +26,11 @@ impl RankState<'_, '_> {
                 return Ok(());
             }
         };
-        if comm.remote.is_some() {
+        if comm.inter {
             self.unmodelled(rec, "collective on an intercommunicator");
             return Ok(());
         }
-        let p = comm.members.len() as u32;
+        let p = comm.size;
         let root = if cc.kind.rooted() {
             match u32::try_from(cc.root).ok().filter(|&r| r < p) {
                 Some(r) => r,
@@ -93,7 +93,8 @@ impl RankState<'_, '_> {
             let seq = self.coll_seq.entry(comm.id).or_insert(0);
             let tag = coll_tag(comm.id, *seq);
             *seq = seq.wrapping_add(1);
-            let r = place(&mut self.sh.b, &prog, &comm.members, call.me, tag, &mut placed);
+            let sh = &mut *self.sh;
+            let r = place(&mut sh.b, &prog, sh.reg.members(*comm), call.me, tag, &mut placed);
             self.at(rec.line, r)?;
             let r = placed.join(&mut self.sh.b);
             let collop = self.at(rec.line, r)?;

@@ -13,15 +13,15 @@ use std::sync::Arc;
 use super::hash::FxMap;
 use crate::trace::{CommArg, CommDef};
 
-/// A communicator as the converter uses it.
-#[derive(Clone, Debug)]
+/// A communicator as the converter uses it: a small copyable handle into the [`Registry`]
+/// (no reference counting on the per-call path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Comm {
     /// Dense id (0 = MPI_COMM_WORLD and everything taken for it).
     pub id: u32,
-    /// World rank of each member, by rank in the communicator.
-    pub members: Arc<[u32]>,
-    /// Intercommunicators: the remote group (point-to-point peers are remote ranks).
-    pub remote: Option<Arc<[u32]>>,
+    pub size: u32,
+    /// An intercommunicator: point-to-point peers are ranks of its remote group.
+    pub inter: bool,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -34,7 +34,9 @@ struct Key {
 /// Communicators known to the whole conversion (shared by all ranks).
 pub struct Registry {
     ids: FxMap<Key, u32>,
-    comms: Vec<Comm>,
+    /// World rank of each member, by rank in the communicator.
+    members: Vec<Arc<[u32]>>,
+    remote: Vec<Option<Arc<[u32]>>>,
     names: Vec<String>,
 }
 
@@ -44,11 +46,22 @@ impl Registry {
         let key = Key { members: members.clone(), remote: None, seq: 0 };
         let mut ids = FxMap::default();
         ids.insert(key, 0);
-        Registry { ids, comms: vec![Comm { id: 0, members, remote: None }], names: vec!["MPI_COMM_WORLD".into()] }
+        Registry { ids, members: vec![members], remote: vec![None], names: vec!["MPI_COMM_WORLD".into()] }
     }
 
-    pub fn world(&self) -> &Comm {
-        &self.comms[0]
+    pub fn world(&self) -> Comm {
+        Comm { id: 0, size: self.members[0].len() as u32, inter: false }
+    }
+
+    /// World ranks of the members of `c`, by rank in it.
+    pub fn members(&self, c: Comm) -> &[u32] {
+        &self.members[c.id as usize]
+    }
+
+    /// World ranks of the group point-to-point peers name (the remote group of an
+    /// intercommunicator).
+    pub fn peers(&self, c: Comm) -> &[u32] {
+        self.remote[c.id as usize].as_deref().unwrap_or(&self.members[c.id as usize])
     }
 
     /// The communicator a `#@ comm` line describes (None: a member is outside the world).
@@ -63,15 +76,16 @@ impl Registry {
             }
         }
         let key = Key { members: members.as_slice().into(), remote: def.remote.as_ref().map(|r| r.as_slice().into()), seq: def.seq };
+        let comm = |id: u32| Comm { id, size: members.len() as u32, inter: def.remote.is_some() };
         if let Some(&id) = self.ids.get(&key) {
-            return Ok(Some(self.comms[id as usize].clone()));
+            return Ok(Some(comm(id)));
         }
-        let id = self.comms.len() as u32;
-        let c = Comm { id, members: key.members.clone(), remote: key.remote.clone() };
+        let id = self.members.len() as u32;
         self.names.push(format!("the communicator of ranks {} (seq {})", show_ranks(&key.members), def.seq));
+        self.members.push(key.members.clone());
+        self.remote.push(key.remote.clone());
         self.ids.insert(key, id);
-        self.comms.push(c.clone());
-        Ok(Some(c))
+        Ok(Some(comm(id)))
     }
 
     pub fn name(&self, id: u32) -> String {
@@ -123,9 +137,9 @@ pub struct Handles {
 
 impl Handles {
     /// Record `handle` (of world rank `me`) as `comm`.
-    pub fn define(&mut self, handle: u64, comm: Option<Comm>, me: u32) {
+    pub fn define(&mut self, handle: u64, comm: Option<Comm>, me: u32, reg: &Registry) {
         let entry = comm.map(|c| {
-            let pos = c.members.iter().position(|&m| m == me).map(|p| p as u32);
+            let pos = reg.members(c).iter().position(|&m| m == me).map(|p| p as u32);
             (c, pos)
         });
         self.map.insert(handle, entry);
@@ -137,7 +151,7 @@ impl Handles {
     pub fn resolve(&self, reg: &Registry, c: &CommArg, me: u32, world: u32) -> Result<std::result::Result<Resolved, Unusable>, String> {
         if let Some(known) = self.map.get(&c.handle) {
             let Some((comm, pos)) = known else { return Ok(Err(Unusable::OutsideWorld)) };
-            let size = comm.members.len() as i64;
+            let size = comm.size as i64;
             if size != c.size || *pos != Some(c.rank as u32) {
                 return Err(format!(
                     "communicator {}: the call says rank {} of {} but its '#@ comm' line makes this rank {} of {}",
@@ -148,7 +162,7 @@ impl Handles {
                     size
                 ));
             }
-            return Ok(Ok(Resolved { comm: comm.clone(), me: c.rank as u32, note: None }));
+            return Ok(Ok(Resolved { comm: *comm, me: c.rank as u32, note: None }));
         }
         if c.size == world as i64 {
             // Schedgen's rule: a world-sized communicator is MPI_COMM_WORLD and this file's
@@ -156,7 +170,7 @@ impl Handles {
             let note = (c.rank != me as i64).then(|| {
                 format!("communicator {} spans the world but records ranks that differ from the file's rank (e.g. rank {} in rank {me}'s file): taken as MPI_COMM_WORLD with the file's rank, as Schedgen does", c.handle, c.rank)
             });
-            return Ok(Ok(Resolved { comm: reg.world().clone(), me, note }));
+            return Ok(Ok(Resolved { comm: reg.world(), me, note }));
         }
         Ok(Err(Unusable::NoMembers))
     }

@@ -89,7 +89,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         };
         for def in &header.comms {
             let c = st.sh.reg.from_def(def, st.sh.world).map_err(|m| Error::in_file(path, m))?;
-            st.handles.define(def.handle, c, rank);
+            st.handles.define(def.handle, c, rank, &st.sh.reg);
         }
         Ok(st)
     }
@@ -204,7 +204,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         if peer == self.consts.any_source {
             return Ok(Peer::Any);
         }
-        let group = comm.remote.as_ref().unwrap_or(&comm.members);
+        let group = self.sh.reg.peers(*comm);
         match usize::try_from(peer).ok().and_then(|p| group.get(p)) {
             Some(&w) => Ok(Peer::Rank(w)),
             None => Err(self.err(rec.line, format!("{}: peer rank {peer} outside its communicator of {} ranks", rec.name(), group.len()))),
@@ -255,7 +255,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         }
         for def in &rec.ext.comms {
             let c = self.sh.reg.from_def(def, self.sh.world).map_err(|m| self.err(rec.line, m))?;
-            self.handles.define(def.handle, c, self.rank);
+            self.handles.define(def.handle, c, self.rank, &self.sh.reg);
         }
         Ok(())
     }
