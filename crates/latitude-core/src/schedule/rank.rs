@@ -251,6 +251,7 @@ impl<'s, 'o> RankState<'s, 'o> {
             Call::CommCreate => self.unmodelled(rec, "communicator creation: its internal communication is not modelled"),
             Call::Local => {}
             Call::NotModelled => self.unmodelled(rec, "not modelled"),
+            Call::Io => self.unmodelled(rec, "MPI-IO: file access time, kept as computation (collective I/O synchronization is not modelled)"),
             Call::Unknown => self.unmodelled(rec, "unknown call"),
         }
         for def in &rec.ext.comms {

@@ -71,8 +71,10 @@ pub enum Call {
     CommCreate,
     /// Local bookkeeping (rank/size queries, datatypes, timers, …): its time is computation.
     Local,
-    /// Known but not modelled (RMA, I/O, Abort, neighbourhood collectives, …).
+    /// Known but not modelled (RMA, Abort, neighbourhood collectives, …).
     NotModelled,
+    /// MPI-IO: file time is the rank's own (kept as computation); reported.
+    Io,
     /// Not an MPI function Latitude knows.
     #[default]
     Unknown,
@@ -120,6 +122,7 @@ enum Kind {
     CommCreate,
     Local,
     NotModelled,
+    Io,
 }
 
 /// Field layouts of the collectives.
@@ -261,6 +264,14 @@ fn table() -> &'static Table {
         ] {
             add(n, Kind::NotModelled);
         }
+        for n in [
+            "MPI_File_open", "MPI_File_close", "MPI_File_delete", "MPI_File_get_size", "MPI_File_set_size",
+            "MPI_File_sync", "MPI_File_seek", "MPI_File_set_view", "MPI_File_read", "MPI_File_read_all",
+            "MPI_File_read_at", "MPI_File_read_at_all", "MPI_File_write", "MPI_File_write_all", "MPI_File_write_at",
+            "MPI_File_write_at_all", "MPI_File_iread", "MPI_File_iwrite", "MPI_File_iread_at", "MPI_File_iwrite_at",
+        ] {
+            add(n, Kind::Io);
+        }
         t
     })
 }
@@ -306,7 +317,7 @@ fn signature(k: Kind) -> String {
             };
             return if nb { format!("{s}:request") } else { s.to_string() };
         }
-        Kind::CommCreate | Kind::Local | Kind::NotModelled => "",
+        Kind::CommCreate | Kind::Local | Kind::NotModelled | Kind::Io => "",
     };
     s.to_string()
 }
@@ -323,6 +334,7 @@ pub fn parse_call(name: &[u8], f: &mut Fields, counts: &mut Vec<u64>, rcounts: &
     let call = match kind {
         Kind::Local => return Ok(Call::Local),
         Kind::NotModelled => return Ok(Call::NotModelled),
+        Kind::Io => return Ok(Call::Io),
         Kind::CommCreate => return Ok(Call::CommCreate),
         _ => parse_fields(kind, f, counts, rcounts)?,
     };
@@ -415,7 +427,7 @@ fn parse_fields(kind: Kind, f: &mut Fields, counts: &mut Vec<u64>, rcounts: &mut
             Call::Sendrecv { send: P2p { bytes, peer: dest, tag: stag, comm }, recv: P2p { bytes, peer: src, tag: rtag, comm } }
         }
         Kind::Coll(kind, layout, nb) => Call::Coll(coll(kind, layout, nb, f, counts, rcounts)?),
-        Kind::CommCreate | Kind::Local | Kind::NotModelled => unreachable!("handled by parse_call"),
+        Kind::CommCreate | Kind::Local | Kind::NotModelled | Kind::Io => unreachable!("handled by parse_call"),
     })
 }
 
