@@ -179,6 +179,9 @@ fn convert(
         };
         check_header(&path, &header, rank, world)?;
         sh.stats.extended |= header.latitude.is_some();
+        if let (Some(m), true) = (&header.mpi, sh.stats.mpi.is_empty()) {
+            sh.stats.mpi = m.clone();
+        }
         let mut st = rank::RankState::new(sh, rank, &path, &header)?;
         loop {
             match rx.recv() {

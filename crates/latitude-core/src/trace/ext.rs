@@ -73,6 +73,8 @@ impl Ext {
 pub struct Header {
     /// `#@ latitude-trace V` was present.
     pub latitude: Option<u32>,
+    /// `#@ mpi TEXT`: the MPI library's version line.
+    pub mpi: Option<String>,
     pub world_rank: Option<u32>,
     pub world_size: Option<u32>,
     pub request_size: Option<u32>,
@@ -191,6 +193,10 @@ pub fn parse_line(text: &[u8], in_header: bool, header: &mut Header, ext: &mut E
     match key {
         b"latitude-trace" => {
             header.latitude = Some(parse_u64(rest).ok_or("'#@ latitude-trace': expected a version number")? as u32);
+            Ok(Line::Header)
+        }
+        b"mpi" => {
+            header.mpi = Some(String::from_utf8_lossy(rest).chars().take(80).collect());
             Ok(Line::Header)
         }
         b"world" => {
