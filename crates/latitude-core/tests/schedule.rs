@@ -143,6 +143,37 @@ MPI_Finalize:40:-\n";
     assert!(edges.contains(&(5, 1, false)) && edges.contains(&(5, 3, false)), "{edges:?}");
 }
 
+/// Plain traces: persistent requests started with Startall (MPICH stride 4, detected from
+/// the persistent requests) and completed by Waitall; a Send to MPI_PROC_NULL issues nothing.
+#[test]
+fn plain_persistent_requests_and_proc_null() {
+    let rank = |r: u32| {
+        let other = 1 - r;
+        format!(
+            "MPI_Init:-:1:2:0\n\
+MPI_Send_init:1:9:2:1,4,4:{other}:5:1140850688,{r},2:700:2\n\
+MPI_Recv_init:3:9:2:1,4,4:{other}:5:1140850688,{r},2:704:4\n\
+MPI_Startall:10:2:700:11\n\
+MPI_Waitall:12:2:700:0:20\n\
+MPI_Startall:30:2:700:31\n\
+MPI_Waitall:32:2:700:0:40\n\
+MPI_Send:41:9:2:1,4,4:-1:5:1140850688,{r},2:42\n\
+MPI_Request_free:43:700:44\n\
+MPI_Finalize:50:-\n"
+        )
+    };
+    let (r0, r1) = (rank(0), rank(1));
+    let dir = trace_dir("persistent", &[&r0, &r1]);
+    let s = run(&dir, &ScheduleOptions::default());
+    assert_eq!(s.stats.request_size, Some(4));
+    let (bytes, msgs) = s.graph.message_stats();
+    assert_eq!((msgs, bytes), (4, 32));
+    // Each Waitall joins both started operations.
+    let (ops, edges) = rank_ops(&s.graph, 0);
+    assert_eq!(&ops[..5], ["send 8b to 1", "recv 8b from 1", "calc 10000", "calc 0", "calc 1000"]);
+    assert!(edges.contains(&(4, 1, false)) && edges.contains(&(4, 2, false)), "{edges:?}");
+}
+
 /// Our trace format: wildcards resolved from '#@ status', Waitany by '#@ done', persistent
 /// requests, a sub-communicator collective and a nonblocking one.
 #[test]

@@ -201,7 +201,7 @@ impl RankState<'_, '_> {
         let mut keys = std::mem::take(&mut self.keys);
         match &rec.ext.start {
             Some(ids) if self.extended => keys.clone_from(ids),
-            _ if all => self.reqs.array_keys(addr, count, &mut keys),
+            _ if all => self.reqs.array_keys(addr, count, true, &mut keys),
             _ => {
                 keys.clear();
                 keys.push(addr);
@@ -259,7 +259,7 @@ impl RankState<'_, '_> {
         } else {
             match what {
                 Completion::Wait => keys.push(addr),
-                Completion::Waitall => self.reqs.array_keys(addr, count, &mut keys),
+                Completion::Waitall => self.reqs.array_keys(addr, count, false, &mut keys),
                 _ => {
                     let why = "a plain liballprof trace does not say which requests it completed (trace with `latitude trace`)";
                     self.sh.stats.note_once(format!("{}: {why}; its time stays computation", rec.name()));

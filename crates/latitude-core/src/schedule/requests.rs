@@ -87,7 +87,11 @@ impl Requests {
         self.wild.remove(&key);
     }
 
-    fn known(&self, key: u64) -> bool {
+    /// An outstanding request (`starting`: a persistent one that can be started).
+    fn known(&self, key: u64, starting: bool) -> bool {
+        if starting {
+            return self.persistent.contains_key(&key);
+        }
         self.active.contains_key(&key) || self.persistent.get(&key).is_some_and(|p| p.active.is_some())
     }
 
@@ -100,11 +104,11 @@ impl Requests {
     }
 
     /// Keys of the `count` elements of a request array at `base` (plain traces), choosing
-    /// the stride on first use under `Auto`.
-    pub fn array_keys(&mut self, base: u64, count: u64, out: &mut Vec<u64>) {
+    /// the stride on first use under `Auto` (`starting`: the array of an MPI_Startall).
+    pub fn array_keys(&mut self, base: u64, count: u64, starting: bool, out: &mut Vec<u64>) {
         out.clear();
         if self.stride == Stride::Auto && count > 1 {
-            let hits = |s: u64| (0..count).filter(|&i| self.known(base.wrapping_add(i * s))).count();
+            let hits = |s: u64| (0..count).filter(|&i| self.known(base.wrapping_add(i * s), starting)).count();
             let (h8, h4) = (hits(8), hits(4));
             if h8 != h4 {
                 self.current = if h8 > h4 { 8 } else { 4 };
@@ -127,7 +131,7 @@ mod tests {
             r.add(1000 + 4 * i, i as u32);
         }
         let mut keys = Vec::new();
-        r.array_keys(1000, 3, &mut keys);
+        r.array_keys(1000, 3, false, &mut keys);
         assert_eq!(keys, vec![1000, 1004, 1008]);
         assert_eq!(r.stride(), Some(4));
         let got: Vec<_> = keys.iter().filter_map(|&k| r.complete(k)).collect();
