@@ -14,7 +14,7 @@ fn main() {
         let mut n = 0u64;
         for f in &set.files {
             let mut r = RankReader::open(f.to_str().unwrap()).unwrap();
-            while r.next().unwrap().is_some() {
+            while r.next_record().unwrap().is_some() {
                 n += 1;
             }
         }

@@ -22,11 +22,11 @@ fn trace_dir(name: &str, ranks: &[&str]) -> PathBuf {
     dir
 }
 
-fn run(dir: &PathBuf, opts: &ScheduleOptions) -> Scheduled {
+fn run(dir: &std::path::Path, opts: &ScheduleOptions) -> Scheduled {
     schedule_path(dir.to_str().unwrap(), opts, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn run_err(dir: &PathBuf, opts: &ScheduleOptions) -> String {
+fn run_err(dir: &std::path::Path, opts: &ScheduleOptions) -> String {
     match schedule_path(dir.to_str().unwrap(), opts, &mut |_, _| {}) {
         Ok(_) => panic!("no error"),
         Err(e) => e.to_string(),

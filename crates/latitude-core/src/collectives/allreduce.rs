@@ -57,7 +57,7 @@ pub fn rabenseifner(g: &mut Prog, c: &RankCall) {
         let x = grp.newrank(r);
         let h = Halving::uniform(n, grp.pof2);
         let (f1, lo, hi) = h.reduce_scatter(g, f0, x, &grp.masks_up(), |q| grp.real(q));
-        f = h.allgather(g, f1, x, &grp.masks_down(), lo, hi, |q| grp.real(q));
+        f = h.allgather(g, f1, x, &grp.masks_down(), (lo, hi), |q| grp.real(q));
     }
     grp.unfold(g, r, &fold, f, n, |w| w);
 }

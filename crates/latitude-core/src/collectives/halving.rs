@@ -161,7 +161,8 @@ impl Halving {
     }
 
     /// Recursive-doubling allgather undoing `reduce_scatter` (masks in reverse order).
-    pub fn allgather(&self, g: &mut Prog, mut f: Frontier, x: u32, masks: &[u32], mut lo: u32, mut hi: u32, map: impl Fn(u32) -> u32) -> Frontier {
+    pub fn allgather(&self, g: &mut Prog, mut f: Frontier, x: u32, masks: &[u32], range: (u32, u32), map: impl Fn(u32) -> u32) -> Frontier {
+        let (mut lo, mut hi) = range;
         for &m in masks {
             let q = map(x ^ m);
             let (slo, shi) = Halving::sibling(x, m, lo, hi);
@@ -173,7 +174,8 @@ impl Halving {
 
     /// Binomial gather of the pieces to new rank 0 (masks in reverse order): a rank with bit
     /// m set sends all it holds to x XOR m and stops; the others receive, one after the other.
-    pub fn gather_to_zero(&self, g: &mut Prog, mut f: Frontier, x: u32, masks: &[u32], mut lo: u32, mut hi: u32, map: impl Fn(u32) -> u32) -> Frontier {
+    pub fn gather_to_zero(&self, g: &mut Prog, mut f: Frontier, x: u32, masks: &[u32], range: (u32, u32), map: impl Fn(u32) -> u32) -> Frontier {
+        let (mut lo, mut hi) = range;
         for &m in masks {
             let q = map(x ^ m);
             if x & m != 0 {

@@ -89,5 +89,5 @@ pub fn rabenseifner(g: &mut Prog, c: &RankCall) {
     let h = Halving::uniform(n, grp.pof2);
     let x = grp.newrank(v);
     let (f, lo, hi) = h.reduce_scatter(g, f, x, &grp.masks_up(), |q| real(grp.real(q), c));
-    h.gather_to_zero(g, f, x, &grp.masks_down(), lo, hi, |q| real(grp.real(q), c));
+    h.gather_to_zero(g, f, x, &grp.masks_down(), (lo, hi), |q| real(grp.real(q), c));
 }

@@ -65,7 +65,7 @@ impl Registry {
     }
 
     /// The communicator a `#@ comm` line describes (None: a member is outside the world).
-    pub fn from_def(&mut self, def: &CommDef, world_size: u32) -> Result<Option<Comm>, String> {
+    pub fn register(&mut self, def: &CommDef, world_size: u32) -> Result<Option<Comm>, String> {
         let Some(members) = &def.world else { return Ok(None) };
         if def.intercomm && def.remote.is_none() {
             return Ok(None);

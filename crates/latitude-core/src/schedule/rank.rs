@@ -88,7 +88,7 @@ impl<'s, 'o> RankState<'s, 'o> {
             ops: Vec::new(),
         };
         for def in &header.comms {
-            let c = st.sh.reg.from_def(def, st.sh.world).map_err(|m| Error::in_file(path, m))?;
+            let c = st.sh.reg.register(def, st.sh.world).map_err(|m| Error::in_file(path, m))?;
             st.handles.define(def.handle, c, rank, &st.sh.reg);
         }
         Ok(st)
@@ -255,7 +255,7 @@ impl<'s, 'o> RankState<'s, 'o> {
             Call::Unknown => self.unmodelled(rec, "unknown call"),
         }
         for def in &rec.ext.comms {
-            let c = self.sh.reg.from_def(def, self.sh.world).map_err(|m| self.err(rec.line, m))?;
+            let c = self.sh.reg.register(def, self.sh.world).map_err(|m| self.err(rec.line, m))?;
             self.handles.define(def.handle, c, self.rank, &self.sh.reg);
         }
         Ok(())

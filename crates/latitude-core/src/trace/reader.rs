@@ -140,7 +140,7 @@ impl<R: Read> RankReader<R> {
     }
 
     /// The next call record with its extension lines, or None at the end of the file.
-    pub fn next(&mut self) -> Result<Option<&Record>> {
+    pub fn next_record(&mut self) -> Result<Option<&Record>> {
         let mut rec = std::mem::take(&mut self.rec);
         let more = self.next_into(&mut rec);
         self.rec = rec;
@@ -240,7 +240,7 @@ MPI_Finalize:1298365588621191:-\n";
     fn reads_the_reference_example() {
         let mut r = RankReader::new(SAMPLE.as_bytes(), "rank0.txt").unwrap();
         let mut names = Vec::new();
-        while let Some(rec) = r.next().unwrap() {
+        while let Some(rec) = r.next_record().unwrap() {
             names.push((rec.name().to_string(), rec.line, rec.index));
         }
         assert_eq!(names.len(), 7);
@@ -254,12 +254,12 @@ MPI_Finalize:1298365588621191:-\n";
         let mut r = RankReader::new(text.as_bytes(), "t").unwrap();
         assert_eq!(r.header.latitude, Some(1));
         assert_eq!(r.header.comms.len(), 1);
-        r.next().unwrap();
-        let w = r.next().unwrap().unwrap();
+        r.next_record().unwrap();
+        let w = r.next_record().unwrap().unwrap();
         assert_eq!(w.ext.done, Some(vec![4, 5]));
-        let f = r.next().unwrap().unwrap();
+        let f = r.next_record().unwrap().unwrap();
         assert!(f.ext.done.is_none());
-        assert!(r.next().unwrap().is_none());
+        assert!(r.next_record().unwrap().is_none());
         assert_eq!(r.header.end.as_deref(), Some("finalize"));
     }
 
@@ -268,8 +268,8 @@ MPI_Finalize:1298365588621191:-\n";
         // ':' then ';' is the case a word-at-a-time zero-byte test can mistake.
         let text = "MPI_Init:-:1:2:3\nMPI_Foo:4.0:a;:;b:1234567890123:x:5.0\n";
         let mut r = RankReader::new(text.as_bytes(), "t").unwrap();
-        r.next().unwrap();
-        r.next().unwrap();
+        r.next_record().unwrap();
+        r.next_record().unwrap();
         assert_eq!(r.spans.len(), 7);
     }
 
@@ -278,7 +278,7 @@ MPI_Finalize:1298365588621191:-\n";
         let text = "MPI_Init:-:1:2:3\nMPI_Barrier:4:5,0,1:6\nMPI_Barr\0\0\0\0\0\0";
         let mut r = RankReader::new(text.as_bytes(), "t").unwrap();
         let mut n = 0;
-        while r.next().unwrap().is_some() {
+        while r.next_record().unwrap().is_some() {
             n += 1;
         }
         assert_eq!(n, 2);
@@ -303,7 +303,7 @@ MPI_Finalize:1298365588621191:-\n";
             };
             let mut err = None;
             loop {
-                match r.next() {
+                match r.next_record() {
                     Ok(Some(_)) => {}
                     Ok(None) => break,
                     Err(e) => {
