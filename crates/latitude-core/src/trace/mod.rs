@@ -7,6 +7,7 @@
 //! input gives a one-line error naming the file, the line and what was expected.
 
 pub mod calls;
+mod coll_layouts;
 pub mod ext;
 pub mod fields;
 mod files;
