@@ -402,3 +402,27 @@ fn single_rank_and_bad_arguments() {
     let c = RankCall { root: 9, ..RankCall::new(K::Reduce, 4, 0, 1) };
     assert!(emit(A::Binomial, &c, &mut g).unwrap_err().contains("root 9"));
 }
+
+/// The generator-facing API: every rank of a sub-communicator at once, chained after each
+/// rank's computation; T = computation + depth × L (eager, o = G = 0).
+#[test]
+fn emit_blocking_all_chains_after_each_rank() {
+    use latitude_core::collectives::{coll_tag, emit_blocking_all};
+    use latitude_core::engine::{predict, Plan};
+    use latitude_core::graph::Op;
+    use latitude_core::model::{Model, Point};
+    let members = [1u32, 3, 5, 7, 9, 11, 13, 15];
+    let mut b = GraphBuilder::new(16);
+    let mut after = Vec::new();
+    for (i, &w) in members.iter().enumerate() {
+        after.push(Some(b.add(w, Op::calc(100 * (i as u64 + 1))).unwrap()));
+    }
+    let calls: Vec<RankCall> = (0..8).map(|me| RankCall::new(K::Allreduce, 8, me, 64)).collect();
+    let done = emit_blocking_all(&mut b, A::RecDoub, &calls, &members, coll_tag(1, 0), &after).unwrap();
+    assert_eq!(done.len(), 8);
+    let mut g = b.finish().unwrap();
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
+    // The slowest rank (800 ns) starts the last round-1 exchange; 3 rounds of L follow.
+    assert_eq!(pr.runtime_ns(), 800.0 + 3.0 * 1000.0);
+}
