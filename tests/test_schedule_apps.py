@@ -63,7 +63,7 @@ def _idle_fraction(seconds: float = 2.0) -> float:
     return (i2 - i1) / max(t2 - t1, 1)
 
 
-def _wait_until_idle(timeout: float = 60.0, need: float = 0.85) -> bool:
+def _wait_until_idle(timeout: float = 30.0, need: float = 0.85) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if _idle_fraction() >= need:
@@ -126,7 +126,7 @@ def test_compute_dominated_runs_are_predicted_within_10_percent(tmp_path, bin_di
     errors = []
     for attempt in range(3):
         if not _wait_until_idle():
-            continue
+            break  # busy: do not spend more of the test budget waiting
         d = _trace(tmp_path / str(attempt), bin_dir, name, ranks, args)
         goal = tmp_path / f"{name}-{attempt}.goal"
         run_cli("schedule", d, "-o", goal)
