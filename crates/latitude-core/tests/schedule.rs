@@ -253,6 +253,23 @@ fn extension_lines_make_the_conversion_exact() {
     Plan::prepare(&mut g, Model::default()).unwrap();
 }
 
+/// A collective on MPI_COMM_SELF sends nothing but must not cut the computation chain.
+#[test]
+fn collectives_without_messages_keep_the_chain() {
+    let r = "#@ latitude-trace 1\n#@ world rank=0 size=1\n#@ comm 1 seq=0 world=0\n#@ comm 2 seq=0 world=0\n\n\
+MPI_Init:-:1:2:0\n\
+MPI_Allreduce:100:1:2:1:10,8,8:3:2,0,1:101\n\
+MPI_Ibarrier:200:2,0,1:9:201\n\
+MPI_Wait:300:9:0:301\n#@ done 2\n\
+MPI_Finalize:400:-\n";
+    let dir = trace_dir("self", &[r]);
+    let mut g = run(&dir, &ScheduleOptions::default()).graph;
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
+    // 100 + 99 + 99 + 99 µs of computation between the calls, in sequence.
+    assert_eq!(pr.runtime_ns(), 397_000.0);
+}
+
 #[test]
 fn malformed_traces_name_file_and_line() {
     let ok = "MPI_Init:-:1:2:0\nMPI_Finalize:5:-\n";

@@ -100,6 +100,10 @@ impl RankState<'_, '_> {
             let collop = self.at(rec.line, r)?;
             self.next.extend(placed.start.iter().map(|&s| (s, Dep::Requires)));
             let c = self.gap(rec)?;
+            if placed.start.is_empty() {
+                // No messages on this rank (a one-rank communicator): keep the chain.
+                self.dep(rec.line, collop, c, Dep::Requires)?;
+            }
             if cc.nonblocking {
                 let key = if self.extended { rec.index } else { cc.req };
                 self.reqs.add(key, collop);
