@@ -26,13 +26,18 @@ def _core():
     return _core
 
 
-def load(path: str, progress: bool = True) -> "Graph":
-    """Load an execution graph from a GOAL file."""
+def load(path: str, progress: bool = True, schedule=None) -> "Graph":
+    """Load an execution graph from a GOAL file, or schedule a liballprof trace (a directory
+    or the rank-0 file) in memory with `schedule` (a latitude.traces.ScheduleOptions)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
-    if os.path.isdir(path):
-        raise InputError(path, "is a directory; expected a GOAL file (trace directories need `latitude schedule`)")
+    from latitude.traces import is_trace
+
+    if is_trace(path):
+        from latitude.traces import schedule as schedule_trace
+
+        return schedule_trace(path, schedule, progress)[0]
     core = _core()
     if progress and os.path.getsize(path) >= _PROGRESS_BYTES:
         from latitude.progress import progress as bar

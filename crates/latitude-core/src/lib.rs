@@ -4,6 +4,7 @@
 //! Pipeline (DESIGN §1): traces or job files → [`graph::ExecGraph`] → engine / LP /
 //! simulator → analyses. This crate does no printing; the Python front end reports.
 
+pub mod collectives;
 pub mod engine;
 pub mod error;
 pub mod gen;
@@ -11,7 +12,9 @@ pub mod goal;
 pub mod graph;
 pub mod lp;
 pub mod model;
+pub mod schedule;
 pub mod sim;
+pub mod trace;
 
 pub use error::{Error, Result};
 pub use graph::{ExecGraph, GraphBuilder};

@@ -11,6 +11,8 @@ use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Pl
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
+use latitude_core::collectives::Selection;
+use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
 use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -87,6 +89,38 @@ impl Graph {
             goal::read_goal_progress(&path, &mut report)
         });
         res.map(wrap).map_err(|e| input_error(py, e))
+    }
+
+    /// Convert a liballprof trace (a directory or the rank-0 file) into a graph, scheduling
+    /// collectives with `coll` (a `--coll` spec). Returns (graph, stats dict).
+    #[staticmethod]
+    #[pyo3(signature = (path, coll="default", timemult=1000.0, request_size=None, mpi="auto", p2p=true, collectives=true, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_trace<'py>(
+        py: Python<'py>,
+        path: String,
+        coll: &str,
+        timemult: f64,
+        request_size: Option<u32>,
+        mpi: &str,
+        p2p: bool,
+        collectives: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Graph, Bound<'py, PyDict>)> {
+        let opts = schedule_options(coll, timemult, request_size, mpi, p2p, collectives).map_err(|e| input_error(py, e))?;
+        let res = py.detach(|| {
+            let mut report = |done: u64, total: u64| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        let _ = cb.call1(py, (done, total));
+                    });
+                }
+            };
+            schedule::schedule_path(&path, &opts, &mut report)
+        });
+        let s = res.map_err(|e| input_error(py, e))?;
+        let stats = schedule_stats(py, &s.stats, &opts)?;
+        Ok((wrap(s.graph), stats))
     }
 
     /// A random MPI-like program (property tests, benches).
@@ -420,6 +454,56 @@ fn ticks(ns: f64) -> i128 {
 
 fn rat(r: Rat) -> (i128, i128) {
     (r.num, r.den)
+}
+
+fn schedule_options(coll: &str, timemult: f64, request_size: Option<u32>, mpi: &str, p2p: bool, collectives: bool) -> Result<ScheduleOptions, Error> {
+    let opt_err = |opt: &str, m: String| Error { location: opt.to_string(), message: m };
+    let coll = Selection::parse(coll).map_err(|m| opt_err("--coll", m))?;
+    if let Some(s) = request_size {
+        if s != 4 && s != 8 {
+            return Err(opt_err("--request-size", format!("expected auto, 4 or 8, got {s}")));
+        }
+    }
+    let mpi = match mpi {
+        "auto" => MpiFlavor::Auto,
+        "openmpi" => MpiFlavor::OpenMpi,
+        "mpich" => MpiFlavor::Mpich,
+        other => return Err(opt_err("--mpi", format!("expected auto, openmpi or mpich, got {other:?}"))),
+    };
+    if !(timemult.is_finite() && timemult > 0.0) {
+        return Err(opt_err("--timemult", format!("expected a positive number, got {timemult}")));
+    }
+    Ok(ScheduleOptions { coll, timemult, request_size, mpi, p2p, collectives })
+}
+
+fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOptions) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ranks", s.ranks)?;
+    d.set_item("events", s.events)?;
+    d.set_item("trace_bytes", s.trace_bytes)?;
+    d.set_item("pattern", &s.pattern)?;
+    d.set_item("extended", s.extended)?;
+    d.set_item("mpi", &s.mpi)?;
+    d.set_item("request_size", s.request_size)?;
+    d.set_item("coll", opts.coll.describe())?;
+    let colls = PyDict::new(py);
+    for (k, v) in &s.collectives {
+        colls.set_item(k, v)?;
+    }
+    d.set_item("collectives", colls)?;
+    let un = PyDict::new(py);
+    for (k, u) in &s.unmodelled {
+        let e = PyDict::new(py);
+        e.set_item("calls", u.calls)?;
+        e.set_item("time_ns", u.time_ns)?;
+        e.set_item("reason", &u.reason)?;
+        un.set_item(k, e)?;
+    }
+    d.set_item("unmodelled", un)?;
+    d.set_item("unresolved_wildcards", s.unresolved_wildcards)?;
+    d.set_item("negative_gaps", s.negative_gaps)?;
+    d.set_item("notes", s.notes.clone())?;
+    Ok(d)
 }
 
 const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap"];

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
+from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("lp", help="build the LLAMP linear program; export it or solve it with HiGHS",
                        description="Build the LP of LLAMP's Algorithm 1 (parameters as variables with lower "
                                    "bounds) and export it (.mps/.lp) or solve it with HiGHS.")
-    p.add_argument("graph", help="GOAL file")
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    add_schedule_args(p)
     add_model_args(p)
     p.add_argument("--export", metavar="FILE", help="write the LP (.mps or .lp, by extension)")
     p.add_argument("--solve", action="store_true", help="solve with HiGHS and report T and the reduced cost of l")
@@ -24,7 +26,7 @@ def run(args) -> int:
 
     if not args.export and not args.solve:
         raise InputError("latitude lp", "nothing to do: give --export FILE and/or --solve")
-    graph = load(args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
     lp = graph.lp(params_from_args(args))
     if args.export:
         lp.export(args.export)

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
+from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("predict", help="predict runtime, latency sensitivity and the critical path",
                        description="Price an execution graph with LogGPS in one pass: T, exact right/left "
                                    "derivatives λ_L, λ_G, λ_o, ρ_L and the critical path.")
-    p.add_argument("graph", help="GOAL file")
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    add_schedule_args(p)
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, times in ns)")
     p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")
@@ -20,7 +22,7 @@ def run(args) -> int:
     from latitude.report import console, prediction_tables, print_json
 
     params = params_from_args(args)
-    graph = load(args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
     pred = graph.predict(params, path_steps=args.path)
     if args.json:
         out = pred.to_dict()

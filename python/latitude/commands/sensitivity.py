@@ -4,13 +4,15 @@ from __future__ import annotations
 import time
 
 from latitude.params import add_model_args, params_from_args
+from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("sensitivity", help="critical latencies and λ, ρ on every piece of T(L) (or T(G))",
                        description="Find every critical point of the runtime in L (or G) on a range, exactly, "
                                    "with the slope on each side and T, λ, ρ on each linear piece.")
-    p.add_argument("graph", help="GOAL file")
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    add_schedule_args(p)
     p.add_argument("--range", required=True, metavar="A:B", help="parameter range, e.g. 0:100us (for G: 0:0.1ns)")
     p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
     p.add_argument("--step", metavar="X", help="LLAMP-style coarsening: no two reported breakpoints closer than X")
@@ -45,7 +47,7 @@ def run(args) -> int:
     conv = parse_time if args.param == "L" else parse_gap
     lo, hi = parse_range(args.range, "--range", conv)
     params = params_from_args(args)
-    graph = load(args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
     t = time.perf_counter()
     sens = graph.sensitivity(lo, hi, param=args.param, step=args.step, params=params, method=args.method)
     elapsed = time.perf_counter() - t

@@ -4,13 +4,15 @@ from __future__ import annotations
 import time
 
 from latitude.params import add_model_args, params_from_args
+from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("tolerance", help="largest latency (or G) keeping the slowdown under x %",
                        description="x % tolerance: the largest L (or G) with T ≤ (1 + x/100)·T(baseline), exact; "
                                    "or, with --map, the joint L × G tolerance regions.")
-    p.add_argument("graph", help="GOAL file")
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    add_schedule_args(p)
     p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="slowdown limits in percent (default 1,2,5)")
     p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
     p.add_argument("--baseline", metavar="VALUE", help="baseline L (or G); default: the model's value (-L / -G)")
@@ -54,7 +56,7 @@ def run(args) -> int:
 
     pcts = parse_pcts(args.pct)
     params = params_from_args(args)
-    graph = load(args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
     if args.map:
         return run_map(args, graph, params, pcts)
     t = time.perf_counter()

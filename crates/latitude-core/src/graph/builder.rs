@@ -139,6 +139,28 @@ impl GraphBuilder {
         self.add_at(rank, op, 0)
     }
 
+    /// Set the source and tag of receive `id` (trace converters learn a wildcard receive's
+    /// actual source only when it completes, after the op was added).
+    pub fn resolve_recv(&mut self, id: u32, src: u32, tag: u32) -> std::result::Result<(), String> {
+        let i = id as usize;
+        if i >= self.kind.len() || self.kind[i] != Kind::Recv {
+            return Err(format!("operation {id} is not a receive"));
+        }
+        if src != ANY && src >= self.num_ranks {
+            return Err(format!("recv from rank {src} out of range (num_ranks {})", self.num_ranks));
+        }
+        let was = self.peer[i] == ANY || self.tag[i] == ANY;
+        let now = src == ANY || tag == ANY;
+        self.peer[i] = src;
+        self.tag[i] = tag;
+        match (was, now) {
+            (true, false) => self.wildcards -= 1,
+            (false, true) => self.wildcards += 1,
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// `a` depends on `b` (`a requires b` or `a irequires b`); both on the same rank.
     pub fn dep(&mut self, a: u32, b: u32, dep: Dep) -> std::result::Result<(), String> {
         let n = self.kind.len() as u32;
@@ -241,19 +263,20 @@ impl GraphBuilder {
         for v in 0..n {
             let end = off[v + 1] as usize;
             let list = &mut pred[start..end];
-            list.sort_unstable();
-            let mut kept = Vec::with_capacity(list.len());
-            for (i, &p) in list.iter().enumerate() {
-                if i > 0 && list[i - 1] == p {
-                    continue;
-                }
-                if p & IREQ != 0 && list.binary_search(&(p & !IREQ)).is_ok() {
-                    continue;
-                }
-                kept.push(p);
+            if list.len() > 1 {
+                list.sort_unstable();
             }
+            // Compact without allocating: sorted, so the requires entries (no flag) come first
+            // and the kept ones form a sorted prefix of what was written for v.
             off[v] = w as u32;
-            for p in kept {
+            for i in start..end {
+                let p = pred[i];
+                if i > start && pred[i - 1] == p {
+                    continue;
+                }
+                if p & IREQ != 0 && pred[off[v] as usize..w].binary_search(&(p & !IREQ)).is_ok() {
+                    continue;
+                }
                 pred[w] = p;
                 w += 1;
             }

@@ -25,10 +25,29 @@ pub(crate) fn match_messages(m: &Messages) -> Result<Vec<u32>, (u32, String)> {
             _ => (m.peer[i], m.rank[i], m.tag[i], v),
         }
     };
-    let mut sends: Vec<u32> = (0..n as u32).filter(|&v| m.kind[v as usize] == Kind::Send).collect();
-    let mut recvs: Vec<u32> = (0..n as u32).filter(|&v| m.kind[v as usize] == Kind::Recv).collect();
-    sends.sort_unstable_by_key(|&v| key(v));
-    recvs.sort_unstable_by_key(|&v| key(v));
+    // Sort packed keys ((src, dst) high, (tag, id) low) rather than recomputing the tuple
+    // in every comparison: same order, a fraction of the memory traffic.
+    let sorted = |want: Kind| -> Vec<u32> {
+        let mut keys: Vec<(u64, u64)> = (0..n as u32)
+            .filter(|&v| m.kind[v as usize] == want)
+            .map(|v| {
+                let (a, b, t, id) = key(v);
+                (((a as u64) << 32) | b as u64, ((t as u64) << 32) | id as u64)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|(_, lo)| lo as u32).collect()
+    };
+    // Two independent sorts: on large graphs the receives sort on a second thread.
+    let (sends, recvs) = if n > 1 << 20 {
+        std::thread::scope(|scope| {
+            let r = scope.spawn(|| sorted(Kind::Recv));
+            let s = sorted(Kind::Send);
+            (s, r.join().expect("sort panicked"))
+        })
+    } else {
+        (sorted(Kind::Send), sorted(Kind::Recv))
+    };
     let mut partner = vec![NONE; n];
     let (mut i, mut j) = (0usize, 0usize);
     let group = |v: u32| {

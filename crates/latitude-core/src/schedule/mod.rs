@@ -1,0 +1,264 @@
+//! Trace → execution graph (`latitude schedule`): what Schedgen does, with sub-communicators,
+//! Waitany/Waitsome/Test*, persistent requests, Probe and wildcard receives modelled, and
+//! collectives from the collective library (`collectives`).
+//!
+//! Ranks are converted one after the other, each file streamed once (`rank.rs`: computation
+//! inference and dispatch; `p2p.rs`: point-to-point and requests; `coll.rs`: collectives);
+//! the shared state is the graph builder, the communicator registry and the tag space.
+//! Then the builder matches messages (after a per-stream count check that can name the trace
+//! line of an unmatched call) and orders the graph.
+
+mod check;
+mod coll;
+mod comms;
+pub(crate) mod hash;
+mod p2p;
+mod pipeline;
+mod rank;
+mod requests;
+mod tags;
+
+use std::collections::BTreeMap;
+
+use crate::collectives::{Placed, Prog, Selection};
+use crate::error::{Error, Result};
+use crate::graph::{ExecGraph, GraphBuilder};
+use crate::trace::{discover, TraceSet};
+
+pub use comms::show_ranks;
+pub use hash::FxHasher;
+
+/// Which MPI's constants (ANY_SOURCE, PROC_NULL) a plain trace uses. Our traces say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MpiFlavor {
+    /// From the communicator handles (MPICH's MPI_COMM_WORLD is 0x44000000).
+    Auto,
+    OpenMpi,
+    Mpich,
+}
+
+#[derive(Clone, Debug)]
+pub struct ScheduleOptions {
+    /// Collective algorithm selection (`--coll`).
+    pub coll: Selection,
+    /// Trace time differences (µs) are multiplied by this (Schedgen's `--timemult`, 1000:
+    /// ns).
+    pub timemult: f64,
+    /// sizeof(MPI_Request) for request arrays of plain traces (None: auto-detect).
+    pub request_size: Option<u32>,
+    pub mpi: MpiFlavor,
+    /// Model point-to-point calls (Schedgen's `--traces-nop2p` turns this off).
+    pub p2p: bool,
+    /// Model collectives (`--traces-nocolls`).
+    pub collectives: bool,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        ScheduleOptions { coll: Selection::default(), timemult: 1000.0, request_size: None, mpi: MpiFlavor::Auto, p2p: true, collectives: true }
+    }
+}
+
+/// A call whose communication Latitude does not model.
+#[derive(Clone, Debug, Default)]
+pub struct Unmodelled {
+    pub calls: u64,
+    /// Total time inside these calls (ns, after `timemult`): kept as computation.
+    pub time_ns: u64,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ScheduleStats {
+    pub ranks: u32,
+    /// Call records converted.
+    pub events: u64,
+    /// Bytes of trace read.
+    pub trace_bytes: u64,
+    pub pattern: String,
+    /// Our extension lines were present.
+    pub extended: bool,
+    pub mpi: String,
+    pub request_size: Option<u32>,
+    /// "allreduce recdoub" → instances (per rank).
+    pub collectives: BTreeMap<String, u64>,
+    pub unmodelled: BTreeMap<String, Unmodelled>,
+    pub unresolved_wildcards: u64,
+    pub negative_gaps: u64,
+    pub notes: Vec<String>,
+}
+
+impl ScheduleStats {
+    /// Add a note unless one with the same text up to the first " (" is there already.
+    pub(crate) fn note_once(&mut self, note: String) {
+        let key = |n: &str| n.split(" (").next().unwrap_or(n).to_string();
+        let k = key(&note);
+        if !self.notes.iter().any(|n| key(n) == k) {
+            self.notes.push(note);
+        }
+    }
+}
+
+pub struct Scheduled {
+    pub graph: ExecGraph,
+    pub stats: ScheduleStats,
+}
+
+/// State shared by all ranks of a conversion.
+pub(crate) struct Shared<'o> {
+    pub b: GraphBuilder,
+    pub opts: &'o ScheduleOptions,
+    pub world: u32,
+    pub reg: comms::Registry,
+    pub tags: tags::Tags,
+    pub stats: ScheduleStats,
+    pub check: check::MatchCheck,
+    pub prog: Prog,
+    pub placed: Placed,
+    pub counts: Vec<u64>,
+    pub rcounts: Vec<u64>,
+}
+
+/// Convert the trace at `path` (a directory or the rank-0 file).
+pub fn schedule_path(path: &str, opts: &ScheduleOptions, progress: &mut dyn FnMut(u64, u64)) -> Result<Scheduled> {
+    let set = discover(path)?;
+    schedule(&set, opts, progress)
+}
+
+/// Convert a trace set; `progress(bytes_read, total_bytes)` is called now and then.
+pub fn schedule(set: &TraceSet, opts: &ScheduleOptions, progress: &mut dyn FnMut(u64, u64)) -> Result<Scheduled> {
+    if !(opts.timemult.is_finite() && opts.timemult > 0.0) {
+        return Err(Error::in_file("--timemult", "expected a positive number"));
+    }
+    let world = u32::try_from(set.files.len()).map_err(|_| Error::new("too many trace files"))?;
+    let total: u64 = set.files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    let mut sh = Shared {
+        b: GraphBuilder::new(world),
+        opts,
+        world,
+        reg: comms::Registry::new(world),
+        tags: tags::Tags::default(),
+        stats: ScheduleStats { ranks: world, pattern: set.pattern.clone(), ..Default::default() },
+        check: check::MatchCheck::default(),
+        prog: Prog::new(),
+        placed: Placed::default(),
+        counts: Vec::new(),
+        rcounts: Vec::new(),
+    };
+    // About one vertex per 32 bytes of trace (a call line and its computation): reserving
+    // spares the builder's arrays their doublings (capacity never touched stays virtual).
+    sh.b.reserve((total / 30).min(1 << 31) as usize);
+    let paths: Vec<String> = set.files.iter().map(|f| f.display().to_string()).collect();
+    std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel();
+        let files = &set.files;
+        scope.spawn(move || pipeline::read_all(files, tx, back_rx));
+        convert(&mut sh, &rx, &back_tx, world, total, progress)
+    })?;
+    finish(sh, &paths)
+}
+
+/// Convert the ranks as the reader thread delivers them.
+fn convert(
+    sh: &mut Shared,
+    rx: &std::sync::mpsc::Receiver<pipeline::Msg>,
+    back: &std::sync::mpsc::Sender<Vec<crate::trace::Record>>,
+    world: u32,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    use pipeline::Msg;
+    let mut done = 0u64;
+    let mut last = 0u64;
+    while let Ok(msg) = rx.recv() {
+        let (rank, path, header) = match msg {
+            Msg::Start { rank, path, header } => (rank, path, header),
+            Msg::Failed(e) => return Err(e),
+            _ => return Err(Error::new("internal: trace batches out of order")),
+        };
+        check_header(&path, &header, rank, world)?;
+        sh.stats.extended |= header.latitude.is_some();
+        if let (Some(m), true) = (&header.mpi, sh.stats.mpi.is_empty()) {
+            sh.stats.mpi = m.clone();
+        }
+        let mut st = rank::RankState::new(sh, rank, &path, &header)?;
+        loop {
+            match rx.recv() {
+                Ok(Msg::Batch { records, n, bytes }) => {
+                    for rec in &records[..n] {
+                        st.handle(rec)?;
+                    }
+                    let _ = back.send(records);
+                    if bytes - last > 32 << 20 {
+                        last = bytes;
+                        progress(done + bytes, total);
+                    }
+                }
+                Ok(Msg::End { header, truncated, bytes }) => {
+                    st.finish(&header)?;
+                    if truncated {
+                        sh.stats.notes.push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
+                    }
+                    done += bytes;
+                    last = 0;
+                    sh.stats.trace_bytes += bytes;
+                    progress(done, total);
+                    break;
+                }
+                Ok(Msg::Failed(e)) => return Err(e),
+                Ok(Msg::Start { .. }) | Err(_) => return Err(Error::new("internal: the trace reader stopped early")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Header sanity: our traces say which rank of how many they are.
+fn check_header(path: &str, h: &crate::trace::Header, r: u32, world: u32) -> Result<()> {
+    if let Some(size) = h.world_size {
+        if size != world {
+            let what = if size > world { format!("the ranks {}..{} are missing", world, size - 1) } else { format!("only {size} belong to it") };
+            return Err(Error::in_file(path, format!("the trace says the world has {size} ranks but {world} files were found ({what})")));
+        }
+    }
+    if let Some(rank) = h.world_rank {
+        if rank != r {
+            return Err(Error::in_file(path, format!("this is rank {rank}'s trace (header), but its name makes it rank {r}")));
+        }
+    }
+    Ok(())
+}
+
+fn finish(sh: Shared, paths: &[String]) -> Result<Scheduled> {
+    let Shared { b, check, tags, reg, mut stats, .. } = sh;
+    let name = |c: u32| reg.name(c);
+    let describe = |t: u32| tags.describe(t, &name);
+    if stats.unresolved_wildcards == 0 {
+        if let Some(u) = check.first_unbalanced(&describe) {
+            let path = paths.get(u.rank as usize).map(String::as_str).unwrap_or("");
+            return Err(Error::at(path, u.line, u.message));
+        }
+    } else {
+        stats.notes.push(format!(
+            "{} receives from MPI_ANY_SOURCE/ANY_TAG could not be resolved (plain traces do not record the actual source): the graph is written with -1 sources; predict and lp need matched messages",
+            stats.unresolved_wildcards
+        ));
+    }
+    if stats.negative_gaps > 0 {
+        stats.notes.push(format!("{} negative time gaps between calls (timestamps going back) became 0-length computations", stats.negative_gaps));
+    }
+    let graph = b.finish().map_err(|e| decorate(e, &describe))?;
+    Ok(Scheduled { graph, stats })
+}
+
+/// Builder errors mention raw GOAL tags; say what they stand for.
+fn decorate(mut e: Error, describe: &dyn Fn(u32) -> String) -> Error {
+    if let Some(i) = e.message.find(" tag ") {
+        let digits: String = e.message[i + 5..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        if let Ok(t) = digits.parse::<u32>() {
+            e.message.push_str(&format!(" [tag {t}: {}]", describe(t)));
+        }
+    }
+    e
+}

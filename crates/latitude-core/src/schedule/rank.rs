@@ -1,0 +1,275 @@
+//! One rank's conversion state: Schedgen's "LocOp" (computation inference, reference §4) and
+//! the dispatch of call records.
+//!
+//! The rank keeps the end time of the last handled call (`start`), the ops the next
+//! computation must depend on (`prev`) and the ops that must depend on it (`next`). Handling
+//! a call with start ts and end te emits the call's ops, then `calc round((ts − start) ×
+//! timemult)` with the pending edges, and sets start = te: every gap between handled calls
+//! becomes a calc (zero-length ones included), time inside handled calls is re-created by
+//! the model, and the time of local or unmodelled calls stays in the next computation.
+
+use super::comms::{Comm, Handles, Unusable};
+use super::hash::FxMap;
+use super::requests::{Requests, Stride};
+use super::{MpiFlavor, Shared};
+use crate::error::{Error, Result};
+use crate::graph::{Dep, Op};
+use crate::trace::{Call, Header, Record, Time};
+
+/// MPI constants of the traced library.
+#[derive(Clone, Copy, Debug)]
+pub struct Consts {
+    pub any_source: i64,
+    pub any_tag: i64,
+    pub proc_null: i64,
+}
+
+impl Consts {
+    pub const OPEN_MPI: Consts = Consts { any_source: -1, any_tag: -1, proc_null: -2 };
+    pub const MPICH: Consts = Consts { any_source: -2, any_tag: -1, proc_null: -1 };
+}
+
+/// A point-to-point peer after mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    Rank(u32),
+    Any,
+    Null,
+}
+
+pub struct RankState<'s, 'o> {
+    pub(super) sh: &'s mut Shared<'o>,
+    pub(super) rank: u32,
+    pub(super) path: &'s str,
+    /// Our trace format (`#@` lines): requests named by call index, statuses, comm lines.
+    pub(super) extended: bool,
+    pub(super) consts: Consts,
+    flavor_known: bool,
+    pub(super) handles: Handles,
+    pub(super) reqs: Requests,
+    pub(super) coll_seq: FxMap<u32, u32>,
+    start: Option<Time>,
+    pub(super) prev: Vec<(u32, Dep)>,
+    pub(super) next: Vec<(u32, Dep)>,
+    finalized: bool,
+    pub(super) keys: Vec<u64>,
+    pub(super) ops: Vec<u32>,
+}
+
+impl<'s, 'o> RankState<'s, 'o> {
+    pub fn new(sh: &'s mut Shared<'o>, rank: u32, path: &'s str, header: &Header) -> Result<RankState<'s, 'o>> {
+        let extended = header.latitude.is_some();
+        let (consts, flavor_known) = match (header.any_source, sh.opts.mpi) {
+            (Some(a), _) => (Consts { any_source: a, any_tag: header.any_tag.unwrap_or(-1), proc_null: header.proc_null.unwrap_or(-2) }, true),
+            (None, MpiFlavor::Mpich) => (Consts::MPICH, true),
+            (None, MpiFlavor::OpenMpi) => (Consts::OPEN_MPI, true),
+            (None, MpiFlavor::Auto) => (Consts::OPEN_MPI, false),
+        };
+        let stride = match (header.request_size, sh.opts.request_size) {
+            (_, Some(s)) => Stride::Fixed(s),
+            (Some(s), None) => Stride::Fixed(s),
+            (None, None) => Stride::Auto,
+        };
+        let mut st = RankState {
+            sh,
+            rank,
+            path,
+            extended,
+            consts,
+            flavor_known,
+            handles: Handles::default(),
+            reqs: Requests::new(stride),
+            coll_seq: FxMap::default(),
+            start: None,
+            prev: Vec::new(),
+            next: Vec::new(),
+            finalized: false,
+            keys: Vec::new(),
+            ops: Vec::new(),
+        };
+        for def in &header.comms {
+            let c = st.sh.reg.register(def, st.sh.world).map_err(|m| Error::in_file(path, m))?;
+            st.handles.define(def.handle, c, rank, &st.sh.reg);
+        }
+        Ok(st)
+    }
+
+    pub(super) fn err(&self, line: u64, msg: impl Into<String>) -> Error {
+        Error::at(self.path, line, msg)
+    }
+
+    /// Builder results carry a bare message; give them this record's location.
+    pub(super) fn at<T>(&self, line: u64, r: std::result::Result<T, String>) -> Result<T> {
+        r.map_err(|m| self.err(line, m))
+    }
+
+    pub(super) fn add(&mut self, line: u64, op: Op) -> Result<u32> {
+        let r = self.sh.b.add(self.rank, op);
+        self.at(line, r)
+    }
+
+    pub(super) fn dep(&mut self, line: u64, a: u32, b: u32, d: Dep) -> Result<()> {
+        let r = self.sh.b.dep(a, b, d);
+        self.at(line, r)
+    }
+
+    /// Duration of a record in ns (0 if unknown).
+    pub(super) fn duration(&self, rec: &Record) -> i128 {
+        match (rec.start, rec.end) {
+            (Some(a), Some(b)) => Time::scaled(b.0 - a.0, self.sh.opts.timemult).max(0),
+            _ => 0,
+        }
+    }
+
+    /// Schedgen's NextOp: the computation since the last handled call, wired to the pending
+    /// ops; the handled call ends at `rec.end`.
+    pub(super) fn gap(&mut self, rec: &Record) -> Result<u32> {
+        let (Some(start), Some(ts)) = (self.start, rec.start) else {
+            return Err(self.err(rec.line, "internal: computation before MPI_Init"));
+        };
+        let mut ns = Time::scaled(ts.0 - start.0, self.sh.opts.timemult);
+        if ns < 0 {
+            self.sh.stats.negative_gaps += 1;
+            ns = 0;
+        }
+        let c = self.add(rec.line, Op::calc(ns as u64))?;
+        let (mut next, mut prev) = (std::mem::take(&mut self.next), std::mem::take(&mut self.prev));
+        for &(x, d) in &next {
+            self.dep(rec.line, x, c, d)?;
+        }
+        for &(y, d) in &prev {
+            self.dep(rec.line, c, y, d)?;
+        }
+        next.clear();
+        prev.clear();
+        (self.next, self.prev) = (next, prev);
+        self.start = rec.end.or(rec.start);
+        Ok(c)
+    }
+
+    /// A call Latitude does not model: its time stays computation; reported once per name.
+    pub(super) fn unmodelled(&mut self, rec: &Record, reason: &str) {
+        let d = self.duration(rec);
+        let e = self.sh.stats.unmodelled.entry(rec.name().to_string()).or_default();
+        e.calls += 1;
+        e.time_ns += d.max(0) as u64;
+        if e.reason.is_empty() {
+            e.reason = reason.to_string();
+        }
+    }
+
+    /// Plain traces: guess Open MPI vs MPICH constants from the first communicator handle
+    /// (MPICH's MPI_COMM_WORLD is 0x44000000, 91 in Fortran).
+    fn learn_flavor(&mut self, handle: u64) {
+        if self.flavor_known {
+            return;
+        }
+        self.flavor_known = true;
+        if handle == 0x4400_0000 || handle == 91 {
+            self.consts = Consts::MPICH;
+            self.sh.stats.mpi = "MPICH".into();
+        } else {
+            self.sh.stats.mpi = "Open MPI".into();
+        }
+    }
+
+    /// The communicator of a call, or why it cannot be used.
+    pub(super) fn comm(&mut self, rec: &Record, c: &crate::trace::CommArg) -> Result<std::result::Result<(Comm, u32), Unusable>> {
+        self.learn_flavor(c.handle);
+        let r = self.handles.resolve(&self.sh.reg, c, self.rank, self.sh.world);
+        match self.at(rec.line, r)? {
+            Ok(res) => {
+                if let Some(n) = res.note {
+                    self.sh.stats.note_once(n);
+                }
+                Ok(Ok((res.comm, res.me)))
+            }
+            Err(u) => Ok(Err(u)),
+        }
+    }
+
+    pub(super) fn unusable(&mut self, rec: &Record, why: Unusable) {
+        let reason = match why {
+            Unusable::NoMembers => "on a sub-communicator whose members a plain liballprof trace does not record (trace with `latitude trace`)",
+            Unusable::OutsideWorld => "on a communicator with processes outside MPI_COMM_WORLD",
+        };
+        self.unmodelled(rec, reason);
+    }
+
+    /// Map a peer rank of `comm` to a world rank.
+    pub(super) fn peer(&self, rec: &Record, comm: &Comm, peer: i64) -> Result<Peer> {
+        if peer == self.consts.proc_null {
+            return Ok(Peer::Null);
+        }
+        if peer == self.consts.any_source {
+            return Ok(Peer::Any);
+        }
+        let group = self.sh.reg.peers(*comm);
+        match usize::try_from(peer).ok().and_then(|p| group.get(p)) {
+            Some(&w) => Ok(Peer::Rank(w)),
+            None => Err(self.err(rec.line, format!("{}: peer rank {peer} outside its communicator of {} ranks", rec.name(), group.len()))),
+        }
+    }
+
+    /// Handle one call record.
+    pub fn handle(&mut self, rec: &Record) -> Result<()> {
+        if self.finalized {
+            return Err(self.err(rec.line, format!("{} after MPI_Finalize", rec.name())));
+        }
+        if self.start.is_none() && !matches!(rec.call, Call::Init) {
+            return Err(self.err(rec.line, format!("expected MPI_Init or MPI_Init_thread as the first call, got {}", rec.name())));
+        }
+        self.sh.stats.events += 1;
+        match rec.call {
+            Call::Init => {
+                if self.start.is_some() {
+                    return Err(self.err(rec.line, "a second MPI_Init"));
+                }
+                self.start = rec.end;
+                if self.start.is_none() {
+                    return Err(self.err(rec.line, "MPI_Init without an end time"));
+                }
+            }
+            Call::Finalize => {
+                self.gap(rec)?;
+                self.finalized = true;
+            }
+            Call::Send { p, .. } => self.send(rec, &p)?,
+            Call::Recv { p } => self.recv(rec, &p)?,
+            Call::Isend { p, req, .. } => self.isend(rec, &p, req)?,
+            Call::Irecv { p, req } => self.irecv(rec, &p, req)?,
+            Call::SendInit { p, req, .. } => self.init_persistent(rec, &p, req, true)?,
+            Call::RecvInit { p, req } => self.init_persistent(rec, &p, req, false)?,
+            Call::Start { req } => self.start_persistent(rec, 1, req, false)?,
+            Call::Startall { count, reqs } => self.start_persistent(rec, count, reqs, true)?,
+            Call::RequestFree { req } => self.free(rec, req),
+            Call::Cancel { .. } => self.unmodelled(rec, "cancelled operations stay in the graph"),
+            Call::Complete { what, count, reqs } => self.complete(rec, what, count, reqs)?,
+            Call::Probe { comm, .. } => self.probe(rec, &comm)?,
+            Call::Sendrecv { send, recv } => self.sendrecv(rec, &send, &recv)?,
+            Call::Coll(c) => self.collective(rec, &c)?,
+            Call::CommCreate => self.unmodelled(rec, "communicator creation: its internal communication is not modelled"),
+            Call::Local => {}
+            Call::NotModelled => self.unmodelled(rec, "not modelled"),
+            Call::Io => self.unmodelled(rec, "MPI-IO: file access time, kept as computation (collective I/O synchronization is not modelled)"),
+            Call::Unknown => self.unmodelled(rec, "unknown call"),
+        }
+        for def in &rec.ext.comms {
+            let c = self.sh.reg.register(def, self.sh.world).map_err(|m| self.err(rec.line, m))?;
+            self.handles.define(def.handle, c, self.rank, &self.sh.reg);
+        }
+        Ok(())
+    }
+
+    /// End of the rank's file.
+    pub fn finish(self, header: &Header) -> Result<()> {
+        if !self.finalized {
+            let why = header.end.as_deref().map(|e| format!(" ('#@ end {e}')")).unwrap_or_default();
+            self.sh.stats.notes.push(format!("rank {}: the trace ends without MPI_Finalize{why}; the rank's last computation is lost", self.rank));
+        }
+        if let Some(s) = self.reqs.stride() {
+            self.sh.stats.request_size.get_or_insert(s);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,43 @@
+"""`latitude schedule TRACES -o app.goal`: a liballprof trace as an execution graph (GOAL)."""
+from __future__ import annotations
+
+import sys
+
+from latitude.traces import add_schedule_args, schedule_options_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "schedule", help="convert a trace into an execution graph (GOAL)",
+        description="Convert liballprof v1 traces (ours with '#@' extension lines, or other people's) into "
+                    "an execution graph: computation between calls, point-to-point with requests, "
+                    "collectives from the algorithm library (--coll). Prints a one-line summary; the "
+                    "calls that are not modelled (their time stays computation) follow on stderr.")
+    p.add_argument("traces", help="trace directory or the rank-0 trace file")
+    p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (LogGOPSim's format)")
+    add_schedule_args(p)
+    p.add_argument("--no-p2p", action="store_true", help="drop point-to-point calls (their time becomes computation)")
+    p.add_argument("--no-collectives", action="store_true", help="drop collectives (their time becomes computation)")
+    p.add_argument("--json", action="store_true", help="print the conversion statistics as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from latitude.report import print_json
+    from latitude.traces import schedule
+
+    graph, report = schedule(args.traces, schedule_options_from_args(args))
+    if args.output:
+        graph.write_goal(args.output)
+    if args.json:
+        out = report.to_dict()
+        out["output"] = args.output
+        print_json(out)
+        return 0
+    line = report.summary()
+    if args.output:
+        line += f"; wrote {args.output}"
+    print(line)
+    for note in report.notes():
+        print(f"latitude: note: {note}", file=sys.stderr)
+    return 0
