@@ -135,7 +135,7 @@ fn unsafe_exchanges_deadlock_only_under_rendezvous() {
     for seed in 0..200 {
         let spec = RandomSpec { ranks: 3, rounds: 6, seed, unsafe_exchanges: true, p_nonblocking: 0.0, sizes: vec![1 << 20], ..Default::default() };
         let g0 = random_graph(&spec).unwrap();
-        if g0.order_kind() == latitude_core::graph::OrderKind::Paired {
+        if g0.order_kind() == latitude_core::graph::OrderKind::AnyProtocol {
             continue;
         }
         found = true;
@@ -159,4 +159,69 @@ fn runtime_is_monotone_and_convex_in_l() {
         assert!(w[2] - w[1] >= w[1] - w[0], "convex");
     }
     let _ = Point::from_ns([0.0; 5]);
+}
+
+/// Schedgen's shape of an Irecv-first ring exchange (the usual halo pattern): each op
+/// requires the computation before it, which `irequires` the previous op. A computation
+/// that only overlaps a rendezvous recv must not wait for the pair's end, so this graph
+/// is valid for every eager limit.
+const SCHEDGEN_RING: &str = "num_ranks 3
+rank 0 {
+l1: recv 100000b from 2 tag 0
+l2: calc 100
+l1 requires l2
+l3: send 100000b to 1 tag 0
+l4: calc 50
+l3 requires l4
+l4 irequires l1
+l5: calc 0
+l5 requires l1
+l5 requires l3
+l6: calc 30
+l5 requires l6
+l6 irequires l3
+}
+rank 1 {
+l1: recv 100000b from 0 tag 0
+l2: calc 200
+l1 requires l2
+l3: send 100000b to 2 tag 0
+l4: calc 60
+l3 requires l4
+l4 irequires l1
+l5: calc 0
+l5 requires l1
+l5 requires l3
+l6: calc 40
+l5 requires l6
+l6 irequires l3
+}
+rank 2 {
+l1: recv 100000b from 1 tag 0
+l2: calc 300
+l1 requires l2
+l3: send 100000b to 0 tag 0
+l4: calc 70
+l3 requires l4
+l4 irequires l1
+l5: calc 0
+l5 requires l1
+l5 requires l3
+l6: calc 50
+l5 requires l6
+l6 irequires l3
+}
+";
+
+#[test]
+fn schedgen_irecv_ring_is_valid_for_every_protocol() {
+    let g0 = latitude_core::goal::read_goal_from(SCHEDGEN_RING.as_bytes(), "ring.goal").unwrap();
+    assert_eq!(g0.order_kind(), latitude_core::graph::OrderKind::AnyProtocol);
+    for m in models() {
+        let mut g = g0.clone();
+        let plan = Plan::prepare(&mut g, m).unwrap();
+        let pt = point(3000.0, 1500.0, 0.0, 0.018, 0.0);
+        let pr = predict(&g, &plan, &pt).unwrap();
+        assert_eq!(pr.t, Reference::new(&g, m, pt).runtime(), "{m:?}");
+    }
 }

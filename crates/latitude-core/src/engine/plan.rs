@@ -1,5 +1,6 @@
-//! An evaluation plan: the graph checked against a model (matched messages, rendezvous
-//! pairs adjacent, NIC chains in order) plus a compact value store layout.
+//! An evaluation plan: the graph checked against a model (matched messages, an order in
+//! which every rendezvous send's end is computed before it is required, NIC chains in
+//! order) plus a compact value store layout.
 //!
 //! A forward pass only needs a vertex's S and E until its last reader, so each vertex gets
 //! a *slot* that is recycled after that reader: passes touch a store of `nslots` entries
@@ -7,7 +8,7 @@
 //! multi-point passes cache-resident on graphs of 10⁸ vertices.
 
 use crate::error::{Error, Result};
-use crate::graph::{order, ExecGraph, Kind, NONE};
+use crate::graph::{order, ExecGraph, Kind, IREQ, NONE};
 use crate::model::{p, Model, Point, NPARAM};
 
 pub struct Plan {
@@ -26,11 +27,11 @@ impl Plan {
     /// Check `g` against `model`; re-order `g` if the model's rendezvous pairs need it.
     pub fn prepare(g: &mut ExecGraph, model: Model) -> Result<Plan> {
         check_matched(g)?;
-        if !rendezvous_adjacent(g, &model) {
+        if !rendezvous_ordered(g, &model) {
             let eager_limit = model.eager_limit;
             let sizes = g.val.clone();
             let kinds = g.kind.clone();
-            order::reorder_pairing(g, &|u| kinds[u] == Kind::Send && sizes[u] > eager_limit)
+            order::reorder_rendezvous(g, &|u| kinds[u] == Kind::Send && sizes[u] > eager_limit)
                 .map_err(|cycle| rendezvous_deadlock(g, &cycle, &model))?;
         }
         Plan::new(g, model)
@@ -39,7 +40,7 @@ impl Plan {
     /// Plan for a graph already in a suitable order (errors otherwise).
     pub fn new(g: &ExecGraph, model: Model) -> Result<Plan> {
         check_matched(g)?;
-        if !rendezvous_adjacent(g, &model) {
+        if !rendezvous_ordered(g, &model) {
             return Err(Error::new("graph order does not suit the rendezvous protocol; use Plan::prepare"));
         }
         let gap_prev = if model.nic_serialization { nic_chains(g)? } else { Vec::new() };
@@ -104,11 +105,25 @@ fn check_matched(g: &ExecGraph) -> Result<()> {
     Ok(())
 }
 
-/// Every rendezvous pair (send, recv) is stored adjacently, send first.
-fn rendezvous_adjacent(g: &ExecGraph, model: &Model) -> bool {
-    (0..g.len()).all(|u| {
-        g.kind[u] != Kind::Send || model.is_eager(g.val[u]) || g.partner[u] as usize == u + 1
+/// Every op that `requires` a recv or a rendezvous send comes after its partner (the pair's
+/// ends are computed at whichever of the two comes second; see graph/order.rs).
+fn rendezvous_ordered(g: &ExecGraph, model: &Model) -> bool {
+    (0..g.len()).all(|v| {
+        g.preds_raw(v as u32).iter().all(|&p| {
+            let p = p as usize;
+            p & IREQ as usize != 0 || !end_needs_partner(g, model, p) || (g.partner[p] as usize) < v
+        })
     })
+}
+
+/// E(v) depends on the partner's start: v is a recv, or a rendezvous send.
+pub(crate) fn end_needs_partner(g: &ExecGraph, model: &Model, v: usize) -> bool {
+    g.partner[v] != NONE
+        && match g.kind[v] {
+            Kind::Recv => true,
+            Kind::Send => !model.is_eager(g.val[v]),
+            Kind::Calc => false,
+        }
 }
 
 fn rendezvous_deadlock(g: &ExecGraph, cycle: &[u32], model: &Model) -> Error {
@@ -156,8 +171,8 @@ fn nic_chains(g: &ExecGraph) -> Result<Vec<u32>> {
 }
 
 /// Readers of each vertex's values at each position, in a pass: local predecessors, the NIC
-/// predecessor, and the message partner (a recv reads its send's start; a rendezvous recv
-/// also writes its send's end).
+/// predecessor, and the message partner when it came earlier (the second op of a pair reads
+/// the first's start and writes the first's end).
 pub(crate) fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: impl FnMut(usize)) {
     for (p, _) in g.preds(v as u32) {
         f(p as usize);
@@ -167,8 +182,9 @@ pub(crate) fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: im
             f(p as usize);
         }
     }
-    if g.kind[v] == Kind::Recv && g.partner[v] != NONE {
-        f(g.partner[v] as usize);
+    let q = g.partner[v];
+    if g.kind[v] != Kind::Calc && q != NONE && (q as usize) < v {
+        f(q as usize);
     }
 }
 

@@ -80,60 +80,75 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         };
         let sv = slot[v] as usize;
         store[sv][S] = s;
-        // E(v) by kind and protocol.
-        let e = match g.kind[v] {
-            Kind::Calc => dom.add(&s, &Affine::constant(g.val[v])),
-            Kind::Send => {
-                let size = g.val[v];
-                if model.is_eager(size) {
-                    dom.add(&s, &cost::send_overhead(size))
-                } else {
-                    s // placeholder: the pair is finished at the recv (stored next)
-                }
-            }
-            Kind::Recv => {
-                let u = g.partner[v] as usize;
-                let su = slot[u] as usize;
-                let s_u = store[su][S];
-                let size = g.val[u];
-                if model.is_eager(size) {
-                    let arrival = dom.add(&s_u, &cost::arrival(size));
-                    dom.note(v as u32, Quantity::End);
-                    let (m, w) = dom.max(&[s, arrival]);
-                    if w == 1 {
-                        win |= VIA_PARTNER;
-                    }
-                    dom.add(&m, &cost::recv_overhead(size))
-                } else {
-                    let (e_v, e_u, v_via, u_via) = rendezvous(dom, model.protocol, v as u32, s, s_u, size);
-                    store[su][E] = e_u;
-                    dom.end(u as u32, &e_u);
+        // E(v). A calc or an eager send ends on its own; a matched pair's other ends are
+        // computed at whichever of its two ops comes second (graph/order.rs).
+        let kind = g.kind[v];
+        let own = match kind {
+            Kind::Calc => Some(dom.add(&s, &Affine::constant(g.val[v]))),
+            Kind::Send if model.is_eager(g.val[v]) => Some(dom.add(&s, &cost::send_overhead(g.val[v]))),
+            _ => None,
+        };
+        let q = g.partner[v];
+        let second = kind != Kind::Calc && (q as usize) < v;
+        let e = if second {
+            let q = q as usize;
+            let s_q = store[slot[q] as usize][S];
+            let (u, r, s_u, s_r) = if kind == Kind::Send { (v, q, s, s_q) } else { (q, v, s_q, s) };
+            let ends = finish_pair(dom, model.protocol, model.is_eager(g.val[u]), (u as u32, r as u32), s_u, s_r, g.val[u]);
+            let (mine, mine_via, theirs) = if kind == Kind::Recv {
+                (ends.recv, ends.recv_via, ends.send)
+            } else {
+                let own_end = ends.send.map_or((own.unwrap_or(s), false), |x| x);
+                (own_end.0, own_end.1, Some((ends.recv, ends.recv_via)))
+            };
+            if let Some((e_q, via)) = theirs {
+                store[slot[q] as usize][E] = e_q;
+                dom.end(q as u32, &e_q);
+                if via {
                     if let Some(rec) = record.as_deref_mut() {
-                        if u_via {
-                            rec[u] |= VIA_PARTNER;
-                        }
+                        rec[q] |= VIA_PARTNER;
                     }
-                    if v_via {
-                        win |= VIA_PARTNER;
-                    }
-                    e_v
                 }
             }
+            if mine_via {
+                win |= VIA_PARTNER;
+            }
+            mine
+        } else {
+            own.unwrap_or(s) // first of its pair: the end is written when the partner comes
         };
         store[sv][E] = e;
         if let Some(rec) = record.as_deref_mut() {
             rec[v] = win;
         }
-        let finished_later = g.kind[v] == Kind::Send && !model.is_eager(g.val[v]);
-        if !finished_later {
+        if second || own.is_some() {
             dom.end(v as u32, &e);
         }
     }
 }
 
+/// Ends computed when a pair's second op is reached: the recv's end (and whether it came
+/// through the message) and, for rendezvous, the send's end (an eager send ends on its own).
+struct PairEnds<V> {
+    recv: V,
+    recv_via: bool,
+    send: Option<(V, bool)>,
+}
+
+fn finish_pair<D: Domain>(dom: &mut D, protocol: Protocol, eager: bool, (u, r): (u32, u32), s_u: D::Val, s_r: D::Val, size: u64) -> PairEnds<D::Val> {
+    if eager {
+        let arrival = dom.add(&s_u, &cost::arrival(size));
+        dom.note(r, Quantity::End);
+        let (m, w) = dom.max(&[s_r, arrival]);
+        return PairEnds { recv: dom.add(&m, &cost::recv_overhead(size)), recv_via: w == 1, send: None };
+    }
+    let (e_r, e_u, r_via, u_via) = rendezvous(dom, protocol, (u, r), s_r, s_u, size);
+    PairEnds { recv: e_r, recv_via: r_via, send: Some((e_u, u_via)) }
+}
+
 /// Ends of a rendezvous pair: (E(recv), E(send), recv came via send side, send came via
 /// recv side).
-fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, v: u32, s_v: D::Val, s_u: D::Val, size: u64) -> (D::Val, D::Val, bool, bool) {
+fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, (u, v): (u32, u32), s_v: D::Val, s_u: D::Val, size: u64) -> (D::Val, D::Val, bool, bool) {
     let rts = dom.add(&s_u, &cost::rts());
     match protocol {
         Protocol::Handshake => {
@@ -149,7 +164,7 @@ fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, v: u32, s_v: D::Val, s
             dom.note(v, Quantity::End);
             let (m, wv) = dom.max(&[s_v, arrival]);
             let e_v = dom.add(&m, &cost::loggopsim_recv());
-            dom.note(v - 1, Quantity::End); // the send, stored just before its recv
+            dom.note(u, Quantity::End);
             let (e_u, wu) = dom.max(&[rts, s_v]);
             (e_v, e_u, wv == 1, wu == 1)
         }

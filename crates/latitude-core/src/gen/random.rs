@@ -133,18 +133,48 @@ impl Gen<'_> {
             if ops[ri].is_empty() {
                 continue;
             }
-            let overlap = self.calc(r);
-            let wait = Self::ok(self.b.add(r, Op::calc(0)));
-            for &o in &ops[ri] {
-                Self::ok(self.b.requires(o, self.last[ri]));
-                Self::ok(self.b.irequires(overlap, o));
-                Self::ok(self.b.requires(wait, o));
-            }
-            Self::ok(self.b.requires(wait, overlap));
+            let wait = if self.rng.chance(0.5) { self.overlapped(r, &ops[ri]) } else { self.chained(r, &ops[ri]) };
             self.history[ri].push(self.last[ri]);
             self.last[ri] = wait;
         }
     }
+    /// All ops issued after the rank's tail, one computation overlapping them, a wait.
+    fn overlapped(&mut self, r: u32, ops: &[u32]) -> u32 {
+        let ri = r as usize;
+        let overlap = self.calc(r);
+        let wait = Self::ok(self.b.add(r, Op::calc(0)));
+        for &o in ops {
+            Self::ok(self.b.requires(o, self.last[ri]));
+            Self::ok(self.b.irequires(overlap, o));
+            Self::ok(self.b.requires(wait, o));
+        }
+        Self::ok(self.b.requires(wait, overlap));
+        wait
+    }
+
+    /// Schedgen's shape: each op requires the computation before it, which `irequires` the
+    /// previous op (computation resumes once the op is issued); a wait joins them all.
+    fn chained(&mut self, r: u32, ops: &[u32]) -> u32 {
+        let ri = r as usize;
+        let mut before = self.last[ri];
+        let wait = Self::ok(self.b.add(r, Op::calc(0)));
+        for (i, &o) in ops.iter().enumerate() {
+            let gap = self.calc(r);
+            if i == 0 {
+                Self::ok(self.b.requires(gap, before));
+            } else {
+                Self::ok(self.b.irequires(gap, before));
+            }
+            Self::ok(self.b.requires(o, gap));
+            Self::ok(self.b.requires(wait, o));
+            before = o;
+        }
+        let tail = self.calc(r);
+        Self::ok(self.b.irequires(tail, before));
+        Self::ok(self.b.requires(wait, tail));
+        wait
+    }
+
     fn blocking_round(&mut self, msgs: &[(u32, u32, u32, u64)]) {
         // Each rank takes part in at most one blocking message per round, in an order
         // that cannot deadlock (sender first on the lower rank of an exchange).

@@ -6,10 +6,10 @@
 //! (a starts after b started). Message edges: every send is matched to one recv with the
 //! same (src, dst, tag) in issue order (MPI non-overtaking); `partner` links the two.
 //!
-//! The order is topological for the *eager* protocol (send before its recv). When possible
-//! it is also valid for rendezvous: each matched pair is stored adjacently (send, then recv)
-//! and both ops' predecessors come before the pair (`OrderKind::Paired`). Engine plans check
-//! and, where a model needs it, re-order (see `order.rs`).
+//! The order is topological with each recv after its send. When possible it is also valid
+//! for rendezvous: every op that requires a send comes after that send's recv
+//! (`OrderKind::AnyProtocol`). Engine plans check and, where a model needs it, re-order
+//! (see `order.rs`).
 
 mod builder;
 mod matching;

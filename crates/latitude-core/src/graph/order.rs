@@ -1,12 +1,18 @@
 //! Topological order of an execution graph.
 //!
-//! `Paired` order (preferred): every matched send/recv pair is emitted adjacently (send,
-//! recv) once the predecessors of *both* are emitted. That order is valid for every
-//! protocol: rendezvous needs each side's start before either side can finish.
-//! `Eager` order (fallback): a recv only after its send. Graphs whose pairs cannot be
-//! emitted together (blocking sends that rely on eager buffering, e.g. both ranks
-//! `MPI_Send` then `MPI_Recv`) get this order; they deadlock under rendezvous, which plans
-//! detect per message size.
+//! A forward pass computes each op's start S(v) at its position. Ends (DESIGN §4): a calc's
+//! or an eager send's E needs only its own S; a recv's E needs its send's S too, and a
+//! *rendezvous* send's E its recv's S. So the ends of a matched pair are computed at the
+//! position of whichever of the two comes second, and the only constraint the pair adds is
+//! on ops that `require` an end that depends on the partner: they come after the partner.
+//! `irequires` needs only a start, so a computation that overlaps a nonblocking recv never
+//! waits for the message (Schedgen's Irecv-first ring exchange is a valid graph).
+//!
+//! `AnyProtocol` order (preferred) treats every send as possibly rendezvous, so it suits
+//! every eager limit. `Eager` order (fallback) only orders requirers of recvs: graphs that
+//! need more (blocking sends relying on eager buffering, e.g. both ranks `MPI_Send` then
+//! `MPI_Recv`) deadlock under rendezvous, which plans detect per message size
+//! (`reorder_rendezvous`).
 //!
 //! Ranks are visited round-robin and each rank emits its ready ops in source order, so the
 //! stored order follows the program roughly in time (good locality for engine passes).
@@ -18,9 +24,11 @@ use super::{ExecGraph, Kind, IREQ, NONE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrderKind {
-    /// Matched pairs adjacent (send, recv) with all predecessors of both before them.
-    Paired,
-    /// Each recv after its send; pairs not necessarily adjacent.
+    /// Valid for every eager limit: every op that requires a message op comes after its
+    /// partner.
+    AnyProtocol,
+    /// Every op that requires a recv comes after the recv's send (valid when every message
+    /// is eager).
     Eager,
 }
 
@@ -34,12 +42,28 @@ pub(crate) struct Topo<'a> {
     pub partner: &'a [u32],
 }
 
+impl Topo<'_> {
+    fn matched(&self, v: usize) -> bool {
+        self.kind[v] != Kind::Calc && self.partner[v] != NONE
+    }
+    /// The partner whose position a `requires` edge on `p` must also wait for, if E(p)
+    /// depends on it (p a recv, or a rendezvous send).
+    fn end_at_partner(&self, p: usize, rendezvous: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let depends = match self.kind[p] {
+            Kind::Recv => true,
+            Kind::Send => rendezvous(p),
+            Kind::Calc => false,
+        };
+        (depends && self.matched(p)).then(|| self.partner[p] as usize)
+    }
+}
+
 /// Order the graph: `perm[i]` is the old id of the vertex at position i. Err(cycle) lists
 /// the vertices of a dependency cycle (old ids, in dependency order).
 pub(crate) fn order(t: &Topo) -> Result<(Vec<u32>, OrderKind), Vec<u32>> {
     let succ = successors(t);
     if let Ok(perm) = kahn(t, &succ, &|_| true) {
-        return Ok((perm, OrderKind::Paired));
+        return Ok((perm, OrderKind::AnyProtocol));
     }
     match kahn(t, &succ, &|_| false) {
         Ok(perm) => Ok((perm, OrderKind::Eager)),
@@ -47,14 +71,14 @@ pub(crate) fn order(t: &Topo) -> Result<(Vec<u32>, OrderKind), Vec<u32>> {
     }
 }
 
-/// Order with only the pairs whose send satisfies `pair` emitted as units (the others
-/// eager). Err(cycle) if that is impossible (deadlock under rendezvous).
-pub(crate) fn order_pairing(t: &Topo, pair: &dyn Fn(usize) -> bool) -> Result<Vec<u32>, Vec<u32>> {
+/// Order for the sends satisfying `rendezvous` being rendezvous (the others eager).
+/// Err(cycle) if that is impossible (deadlock under rendezvous).
+pub(crate) fn order_rendezvous(t: &Topo, rendezvous: &dyn Fn(usize) -> bool) -> Result<Vec<u32>, Vec<u32>> {
     let succ = successors(t);
-    kahn(t, &succ, pair).map_err(|emitted| find_cycle(t, &emitted, pair))
+    kahn(t, &succ, rendezvous).map_err(|emitted| find_cycle(t, &emitted, rendezvous))
 }
 
-/// Successor CSR (offsets, ids) from the predecessor CSR.
+/// Successor CSR (offsets, ids with the IREQ flag of the edge) from the predecessor CSR.
 fn successors(t: &Topo) -> (Vec<u32>, Vec<u32>) {
     let n = t.kind.len();
     let mut off = vec![0u32; n + 1];
@@ -68,86 +92,89 @@ fn successors(t: &Topo) -> (Vec<u32>, Vec<u32>) {
     let mut succ = vec![0u32; t.pred.len()];
     for v in 0..n {
         for &p in &t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize] {
-            let p = (p & !IREQ) as usize;
-            succ[fill[p] as usize] = v as u32;
-            fill[p] += 1;
+            let q = (p & !IREQ) as usize;
+            succ[fill[q] as usize] = v as u32 | (p & IREQ);
+            fill[q] += 1;
         }
     }
     (off, succ)
 }
 
+/// Ready ops: a heap per rank (source order) and the queue of ranks with ready ops.
+struct Ready {
+    heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>>,
+    queued: Vec<bool>,
+    ranks: VecDeque<u32>,
+}
+
+impl Ready {
+    fn push(&mut self, r: usize, local: u32, v: u32) {
+        self.heaps[r].push(Reverse((local, v)));
+        if !self.queued[r] {
+            self.queued[r] = true;
+            self.ranks.push_back(r as u32);
+        }
+    }
+}
+
 /// Kahn's algorithm with per-rank ready heaps (source order) visited round-robin.
-/// A matched pair whose send satisfies `pair` is one unit (emitted send, recv); other
-/// recvs wait for their send. Err(emitted flags) when some vertices could not be emitted.
-fn kahn(t: &Topo, succ: &(Vec<u32>, Vec<u32>), pair: &dyn Fn(usize) -> bool) -> Result<Vec<u32>, Vec<bool>> {
+/// Err(emitted flags) when some vertices could not be emitted.
+fn kahn(t: &Topo, succ: &(Vec<u32>, Vec<u32>), rendezvous: &dyn Fn(usize) -> bool) -> Result<Vec<u32>, Vec<bool>> {
     let n = t.kind.len();
-    let matched = |v: usize| t.kind[v] != Kind::Calc && t.partner[v] != NONE;
-    let paired_send = |v: usize| t.kind[v] == Kind::Send && matched(v) && pair(v);
-    let is_paired_recv = |v: usize| t.kind[v] == Kind::Recv && matched(v) && pair(t.partner[v] as usize);
-    let eager_recv = |v: usize| t.kind[v] == Kind::Recv && matched(v) && !pair(t.partner[v] as usize);
-    let unit = |v: usize| if is_paired_recv(v) { t.partner[v] as usize } else { v };
     let mut indeg = vec![0u32; n];
     for v in 0..n {
-        let d = t.pred_off[v + 1] - t.pred_off[v];
-        indeg[unit(v)] += d;
-        if eager_recv(v) {
-            indeg[v] += 1;
+        let preds = &t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize];
+        indeg[v] = preds.len() as u32;
+        for &p in preds {
+            if p & IREQ == 0 && t.end_at_partner(p as usize, rendezvous).is_some() {
+                indeg[v] += 1;
+            }
         }
     }
     let p = t.num_ranks as usize;
-    let mut heaps: Vec<BinaryHeap<Reverse<(u32, u32)>>> = (0..p).map(|_| BinaryHeap::new()).collect();
-    let mut queued = vec![false; p];
-    let mut ranks: VecDeque<u32> = VecDeque::new();
-    let push = |v: usize, heaps: &mut Vec<BinaryHeap<Reverse<(u32, u32)>>>, ranks: &mut VecDeque<u32>, queued: &mut Vec<bool>| {
-        let r = t.rank[v] as usize;
-        heaps[r].push(Reverse((t.local[v], v as u32)));
-        if !queued[r] {
-            queued[r] = true;
-            ranks.push_back(r as u32);
+    let mut ready = Ready { heaps: (0..p).map(|_| BinaryHeap::new()).collect(), queued: vec![false; p], ranks: VecDeque::new() };
+    let release = |v: usize, indeg: &mut Vec<u32>, ready: &mut Ready| {
+        indeg[v] -= 1;
+        if indeg[v] == 0 {
+            ready.push(t.rank[v] as usize, t.local[v], v as u32);
         }
     };
     for v in 0..n {
-        if !is_paired_recv(v) && indeg[v] == 0 {
-            push(v, &mut heaps, &mut ranks, &mut queued);
+        if indeg[v] == 0 {
+            indeg[v] = 1;
+            release(v, &mut indeg, &mut ready);
         }
     }
     let mut perm = Vec::with_capacity(n);
     let mut emitted = vec![false; n];
+    let succs = |x: usize| &succ.1[succ.0[x] as usize..succ.0[x + 1] as usize];
     const CHUNK: usize = 256;
-    while let Some(r) = ranks.pop_front() {
+    while let Some(r) = ready.ranks.pop_front() {
         let r = r as usize;
-        let mut budget = CHUNK;
-        while budget > 0 {
-            let Some(Reverse((_, u))) = heaps[r].pop() else { break };
-            budget -= 1;
-            let u = u as usize;
-            let mut members = [u, NONE as usize];
-            if paired_send(u) {
-                members[1] = t.partner[u] as usize;
+        for _ in 0..CHUNK {
+            let Some(Reverse((_, x))) = ready.heaps[r].pop() else { break };
+            let x = x as usize;
+            perm.push(x as u32);
+            emitted[x] = true;
+            for &y in succs(x) {
+                release((y & !IREQ) as usize, &mut indeg, &mut ready);
             }
-            for &x in members.iter().filter(|&&x| x != NONE as usize) {
-                perm.push(x as u32);
-                emitted[x] = true;
-                for &y in &succ.1[succ.0[x] as usize..succ.0[x + 1] as usize] {
-                    let uy = unit(y as usize);
-                    indeg[uy] -= 1;
-                    if indeg[uy] == 0 {
-                        push(uy, &mut heaps, &mut ranks, &mut queued);
-                    }
-                }
-                if t.kind[x] == Kind::Send && matched(x) && !pair(x) {
-                    let r2 = t.partner[x] as usize;
-                    indeg[r2] -= 1;
-                    if indeg[r2] == 0 {
-                        push(r2, &mut heaps, &mut ranks, &mut queued);
+            // If the partner's end waits for x, release what requires the partner.
+            if t.matched(x) {
+                let q = t.partner[x] as usize;
+                if t.end_at_partner(q, rendezvous).is_some() {
+                    for &y in succs(q) {
+                        if y & IREQ == 0 {
+                            release(y as usize, &mut indeg, &mut ready);
+                        }
                     }
                 }
             }
         }
-        if heaps[r].is_empty() {
-            queued[r] = false;
+        if ready.heaps[r].is_empty() {
+            ready.queued[r] = false;
         } else {
-            ranks.push_back(r as u32);
+            ready.ranks.push_back(r as u32);
         }
     }
     if perm.len() == n {
@@ -157,34 +184,42 @@ fn kahn(t: &Topo, succ: &(Vec<u32>, Vec<u32>), pair: &dyn Fn(usize) -> bool) -> 
     }
 }
 
-/// A cycle among the vertices Kahn could not emit. A recv waits for its send; a paired
-/// (rendezvous) send also waits for its recv's predecessors. Walk backwards through
-/// unemitted predecessors (local ones first) until a vertex repeats.
-fn find_cycle(t: &Topo, emitted: &[bool], pair: &dyn Fn(usize) -> bool) -> Vec<u32> {
+/// A cycle among the vertices Kahn could not emit: walk backwards through unemitted
+/// prerequisites (local ones first, then the partner of a required message op whose end
+/// depends on it) until a vertex repeats. The required op itself is listed between them,
+/// so the cycle reads as a chain of dependencies and messages.
+fn find_cycle(t: &Topo, emitted: &[bool], rendezvous: &dyn Fn(usize) -> bool) -> Vec<u32> {
     let n = t.kind.len();
     let start = (0..n).find(|&v| !emitted[v]).expect("some vertex was not emitted");
     let mut seen_at = vec![u32::MAX; n];
-    let mut walk: Vec<u32> = Vec::new();
+    // (vertex, op between it and its prerequisite in the walk)
+    let mut walk: Vec<(u32, Option<u32>)> = Vec::new();
     let mut v = start;
     loop {
         if seen_at[v] != u32::MAX {
-            let mut cycle = walk[seen_at[v] as usize..].to_vec();
+            let mut cycle = Vec::new();
+            for &(x, via) in &walk[seen_at[v] as usize..] {
+                cycle.push(x);
+                cycle.extend(via);
+            }
             cycle.reverse(); // dependency order: prerequisite first
             return cycle;
         }
         seen_at[v] = walk.len() as u32;
-        walk.push(v as u32);
-        let local = t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize]
+        let preds = &t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize];
+        let local = preds.iter().map(|&p| (p & !IREQ) as usize).find(|&p| !emitted[p]);
+        let through = preds
             .iter()
-            .map(|&p| (p & !IREQ) as usize)
-            .find(|&p| !emitted[p]);
-        let partner = t.partner[v] as usize;
-        let waits_for_partner = t.kind[v] != Kind::Calc
-            && t.partner[v] != NONE
-            && !emitted[partner]
-            && (t.kind[v] == Kind::Recv || pair(v));
-        let msg = waits_for_partner.then_some(partner);
-        v = local.or(msg).expect("an unemitted vertex has an unemitted predecessor");
+            .filter(|&&p| p & IREQ == 0)
+            .filter_map(|&p| t.end_at_partner(p as usize, rendezvous).map(|q| (p as usize, q)))
+            .find(|&(_, q)| !emitted[q]);
+        let (next, via) = match (local, through) {
+            (Some(p), _) => (p, None),
+            (None, Some((p, q))) => (q, Some(p as u32)),
+            (None, None) => unreachable!("an unemitted vertex has an unemitted prerequisite"),
+        };
+        walk.push((v as u32, via));
+        v = next;
     }
 }
 
@@ -252,11 +287,12 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
     g.pred = pred;
 }
 
-/// Re-order a graph so that the pairs whose send satisfies `pair` are adjacent (needed for
-/// rendezvous messages in a graph stored in `Eager` order). Err(cycle) on deadlock.
-pub(crate) fn reorder_pairing(g: &mut ExecGraph, pair: &dyn Fn(usize) -> bool) -> Result<(), Vec<u32>> {
+/// Re-order a graph for the sends satisfying `rendezvous` being rendezvous (needed when a
+/// graph stored in `Eager` order meets a model with rendezvous messages). Err(cycle) on
+/// deadlock.
+pub(crate) fn reorder_rendezvous(g: &mut ExecGraph, rendezvous: &dyn Fn(usize) -> bool) -> Result<(), Vec<u32>> {
     let t = Topo { num_ranks: g.num_ranks, kind: &g.kind, rank: &g.rank, local: &g.local, pred_off: &g.pred_off, pred: &g.pred, partner: &g.partner };
-    let perm = order_pairing(&t, pair)?;
+    let perm = order_rendezvous(&t, rendezvous)?;
     apply_permutation(g, &perm);
     Ok(())
 }
