@@ -200,6 +200,11 @@ impl GraphBuilder {
             let m = matching::Messages { kind: &self.kind, rank: &self.rank, peer: &self.peer, tag: &self.tag, val: &self.val };
             matching::match_messages(&m).map_err(|(v, msg)| {
                 let (f, l) = loc(&self, v);
+                // "unmatched send of ..." -> "unmatched send l7 of ..."
+                let msg = match self.label(v) {
+                    Some(label) => msg.replacen(" of ", &format!(" {label} of "), 1),
+                    None => msg,
+                };
                 self.error_at(&f, l, msg)
             })?
         };
@@ -224,6 +229,13 @@ impl GraphBuilder {
         };
         order::apply_permutation(&mut g, &perm);
         Ok(g)
+    }
+
+    /// The source label of op `v`, read back from its line (errors only).
+    fn label(&self, v: u32) -> Option<String> {
+        let path = self.path.as_ref()?;
+        let line = *self.line.get(v as usize)?;
+        SourceMap { path: path.clone(), line: Vec::new() }.labels(&[line]).pop().flatten()
     }
 
     fn error_at(&self, file: &str, line: u64, msg: String) -> Error {
