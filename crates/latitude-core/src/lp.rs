@@ -18,7 +18,7 @@
 use crate::engine::walk::{walk, Domain, Quantity};
 use crate::engine::Plan;
 use crate::error::{Error, Result};
-use crate::graph::{Dep, ExecGraph, NONE};
+use crate::graph::{ExecGraph, NONE};
 use crate::model::{Affine, Point, NPARAM};
 
 /// Column names of the parameter columns, in θ order (L, o, g, G, O).
@@ -52,7 +52,6 @@ struct Builder {
     m: LpModel,
     /// Op and quantity the walk is computing (for variable names).
     note: (u32, Quantity),
-    sink: Vec<bool>,
     sinks: Vec<Expr>,
     overflow: bool,
 }
@@ -111,24 +110,13 @@ impl Domain for Builder {
     fn note(&mut self, v: u32, q: Quantity) {
         self.note = (v, q);
     }
-    fn end(&mut self, v: u32, e: &Expr) {
-        if self.sink[v as usize] {
-            self.sinks.push(*e);
-        }
+    fn end(&mut self, _v: u32, e: &Expr) {
+        self.sinks.push(*e);
     }
 }
 
 /// Build the LP of `g` at `pt` (parameter lower bounds) under the plan's model.
 pub fn build_lp(g: &ExecGraph, plan: &Plan, pt: &Point) -> Result<LpModel> {
-    // Ops whose end is consumed by a `requires` edge are dominated by their successor.
-    let mut sink = vec![true; g.len()];
-    for v in 0..g.len() as u32 {
-        for (q, dep) in g.preds(v) {
-            if dep == Dep::Requires {
-                sink[q as usize] = false;
-            }
-        }
-    }
     let ns = pt.ns();
     let m = LpModel {
         num_col: NPARAM,
@@ -143,7 +131,7 @@ pub fn build_lp(g: &ExecGraph, plan: &Plan, pt: &Point) -> Result<LpModel> {
         var_kind: Vec::new(),
         t_col: 0,
     };
-    let mut b = Builder { m, note: (NONE, Quantity::Start), sink, sinks: Vec::new(), overflow: false };
+    let mut b = Builder { m, note: (NONE, Quantity::Start), sinks: Vec::new(), overflow: false };
     walk(g, plan, &mut b, None);
     let t = b.new_var(NONE, Quantity::Runtime);
     b.m.col_cost[t as usize] = 1.0;

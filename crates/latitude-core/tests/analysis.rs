@@ -138,3 +138,21 @@ fn random_sweeps_have_breakpoints() {
     eprintln!("breakpoints over 60 graphs: {total}");
     assert!(total > 60, "the property tests above must see breakpoints ({total})");
 }
+
+#[test]
+fn threaded_multi_point_passes_equal_single_points() {
+    // Large enough for the threaded path; 13 points = several chunks of unequal size.
+    let spec = RandomSpec { ranks: 32, rounds: 700, seed: 8, ..Default::default() };
+    let mut g = random_graph(&spec).unwrap();
+    assert!(g.len() >= 50_000, "{}", g.len());
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let base = point(0.0, 300.0, 0.0, 0.018, 0.0);
+    let pts: Vec<Point> = (0..13).map(|i| base.at_ticks(p::L, i * 2_500 * NS, 1)).collect();
+    let all = evaluate(&g, &plan, &pts, p::L).unwrap();
+    for (pt, e) in pts.iter().zip(&all) {
+        let one = evaluate(&g, &plan, std::slice::from_ref(pt), p::L).unwrap()[0];
+        assert_eq!(*e, one);
+        let pr = latitude_core::engine::predict(&g, &plan, pt).unwrap();
+        assert_eq!((e.t, e.right, e.left), (pr.t, pr.right[p::L], pr.left[p::L]));
+    }
+}

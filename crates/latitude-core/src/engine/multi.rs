@@ -83,19 +83,46 @@ fn merge(b: &mut Tk, x: &Tk) {
     }
 }
 
-/// T and the one-sided slopes in parameter `k` at every point (⌈n/K⌉ passes).
+/// T and the one-sided slopes in parameter `k` at every point: chunks of up to K points,
+/// one pass each, spread over the available cores (graphs are read-only and shared).
 pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Result<Vec<Eval>> {
     for pt in points {
         plan.check(pt)?;
     }
-    let mut out = Vec::with_capacity(points.len());
-    for chunk in points.chunks(K) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(points.len()).max(1);
+    // Enough chunks to keep every core busy, none larger than K.
+    let size = points.len().div_ceil(threads).min(K).max(1);
+    let chunks: Vec<&[Point]> = points.chunks(size).collect();
+    let pass = |chunk: &[Point]| -> Vec<Eval> {
         let mut dom = Multi { pts: chunk, k, best: [None; K] };
         walk(g, plan, &mut dom, None);
-        for (i, pt) in chunk.iter().enumerate() {
-            let b = dom.best[i].unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
-            out.push(Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo });
-        }
+        chunk
+            .iter()
+            .enumerate()
+            .map(|(i, pt)| {
+                let b = dom.best[i].unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
+                Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo }
+            })
+            .collect()
+    };
+    if threads == 1 || chunks.len() == 1 || g.len() < 50_000 {
+        return Ok(chunks.into_iter().flat_map(pass).collect());
+    }
+    let results: Vec<Vec<Vec<Eval>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine: Vec<&[Point]> = chunks.iter().skip(t).step_by(threads).copied().collect();
+                let pass = &pass;
+                s.spawn(move || mine.into_iter().map(pass).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("evaluation thread panicked")).collect()
+    });
+    // Reassemble in point order: chunk c was handled by thread c % threads.
+    let mut per_thread: Vec<std::vec::IntoIter<Vec<Eval>>> = results.into_iter().map(|r| r.into_iter()).collect();
+    let mut out = Vec::with_capacity(points.len());
+    for c in 0..chunks.len() {
+        out.extend(per_thread[c % threads].next().expect("every chunk evaluated"));
     }
     Ok(out)
 }

@@ -17,6 +17,9 @@ pub struct Plan {
     pub(crate) nslots: usize,
     /// Previous send of the same rank and NIC in trace order (NIC serialization), or NONE.
     pub(crate) gap_prev: Vec<u32>,
+    /// Ops whose end no `requires` edge consumes (bit per vertex): T is the max of their
+    /// ends, since every other op's end is dominated by its successor's start.
+    sink: Vec<u64>,
     /// Upper bounds of any path's total calc time (ns) and parameter coefficients, so that
     /// exact evaluations can be refused before their integers could overflow.
     calc_total: f64,
@@ -46,7 +49,14 @@ impl Plan {
         let gap_prev = if model.nic_serialization { nic_chains(g)? } else { Vec::new() };
         let (slot, nslots) = assign_slots(g, &gap_prev);
         let (calc_total, coeff_total) = cost_bounds(g);
-        Ok(Plan { model, slot, nslots, gap_prev, calc_total, coeff_total })
+        let sink = sinks(g);
+        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total })
+    }
+
+    /// No `requires` edge consumes v's end.
+    #[inline]
+    pub fn is_sink(&self, v: usize) -> bool {
+        self.sink[v >> 6] & (1 << (v & 63)) != 0
     }
 
     /// Refuse a point whose exact times could exceed i128 (far beyond realistic inputs:
@@ -70,6 +80,16 @@ impl Plan {
     pub(crate) fn gap_prev(&self, v: usize) -> u32 {
         self.gap_prev.get(v).copied().unwrap_or(NONE)
     }
+}
+
+fn sinks(g: &ExecGraph) -> Vec<u64> {
+    let mut bits = vec![u64::MAX; g.len().div_ceil(64)];
+    for &p in &g.pred {
+        if p & IREQ == 0 {
+            bits[p as usize >> 6] &= !(1 << (p & 63));
+        }
+    }
+    bits
 }
 
 /// Crude upper bounds of the costs on any path: all calcs, and per message op at most four

@@ -17,7 +17,7 @@ pub trait Domain {
     fn zero(&mut self) -> Self::Val;
     fn add(&mut self, x: &Self::Val, a: &Affine) -> Self::Val;
     fn max(&mut self, cands: &[Self::Val]) -> (Self::Val, usize);
-    /// E(v) is final (called once per vertex).
+    /// E(v) is final and no `requires` edge consumes it (T is the max of these ends).
     fn end(&mut self, v: u32, e: &Self::Val);
     /// The next `max` computes quantity `q` of op `v` (the LP names its variables by it).
     fn note(&mut self, _v: u32, _q: Quantity) {}
@@ -103,7 +103,9 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
             };
             if let Some((e_q, via)) = theirs {
                 store[slot[q] as usize][E] = e_q;
-                dom.end(q as u32, &e_q);
+                if plan.is_sink(q) {
+                    dom.end(q as u32, &e_q);
+                }
                 if via {
                     if let Some(rec) = record.as_deref_mut() {
                         rec[q] |= VIA_PARTNER;
@@ -121,7 +123,7 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         if let Some(rec) = record.as_deref_mut() {
             rec[v] = win;
         }
-        if second || own.is_some() {
+        if (second || own.is_some()) && plan.is_sink(v) {
             dom.end(v as u32, &e);
         }
     }
