@@ -9,9 +9,9 @@ use super::plan::Plan;
 use super::walk::{walk, Domain};
 use crate::error::Result;
 use crate::graph::ExecGraph;
-use crate::model::{Affine, Point};
+use crate::model::{Affine, Point, NPARAM};
 
-/// Points per pass (values per slot: 2·K of 32 bytes).
+/// Most points per pass (values per slot: 2·K of 32 bytes).
 pub const K: usize = 8;
 
 /// T and one-sided slopes in one parameter at one point.
@@ -31,46 +31,102 @@ pub struct Tk {
     lo: u64,
 }
 
-struct Multi<'a> {
-    pts: &'a [Point],
+const TK0: Tk = Tk { t: 0, hi: 0, lo: 0 };
+
+/// N points per pass (N ≤ K); values are sized to N so a pass never copies unused points.
+struct Multi<const N: usize> {
+    units: [i128; N],
+    thetas: [[i128; NPARAM]; N],
     k: usize,
-    best: [Option<Tk>; K],
+    best: [Option<Tk>; N],
 }
 
-impl Domain for Multi<'_> {
-    type Val = [Tk; K];
-    fn zero(&mut self) -> [Tk; K] {
-        [Tk { t: 0, hi: 0, lo: 0 }; K]
+impl<const N: usize> Multi<N> {
+    fn new(pts: &[Point], k: usize) -> Self {
+        let mut units = [0; N];
+        let mut thetas = [[0; NPARAM]; N];
+        for (i, pt) in pts.iter().enumerate() {
+            units[i] = pt.unit;
+            thetas[i] = pt.theta;
+        }
+        Multi { units, thetas, k, best: [None; N] }
+    }
+}
+
+impl<const N: usize> Domain for Multi<N> {
+    type Val = [Tk; N];
+    fn zero(&mut self) -> [Tk; N] {
+        [TK0; N]
     }
     #[inline]
-    fn add(&mut self, x: &[Tk; K], a: &Affine) -> [Tk; K] {
+    fn add(&mut self, x: &[Tk; N], a: &Affine) -> [Tk; N] {
         let mut r = *x;
-        let ak = a.a[self.k];
-        for (i, pt) in self.pts.iter().enumerate() {
-            r[i].t += a.eval(pt);
-            r[i].hi += ak;
-            r[i].lo += ak;
-        }
+        self.add_to(&mut r, a);
         r
     }
     #[inline]
-    fn max(&mut self, c: &[[Tk; K]]) -> ([Tk; K], usize) {
+    fn add_to(&mut self, r: &mut [Tk; N], a: &Affine) {
+        // The cost's nonzero coefficients, once for all points.
+        let mut nz = [(0usize, 0i128); NPARAM];
+        let mut m = 0;
+        for (k, &ak) in a.a.iter().enumerate() {
+            if ak != 0 {
+                nz[m] = (k, ak as i128);
+                m += 1;
+            }
+        }
+        let ak = a.a[self.k];
+        let c = a.c as i128;
+        for i in 0..N {
+            let mut t = c * self.units[i];
+            for &(k, ak) in &nz[..m] {
+                t += ak * self.thetas[i][k];
+            }
+            r[i].t += t;
+            r[i].hi += ak;
+            r[i].lo += ak;
+        }
+    }
+    #[inline]
+    fn max(&mut self, c: &[[Tk; N]]) -> ([Tk; N], usize) {
         let mut best = c[0];
         for x in &c[1..] {
-            for i in 0..self.pts.len() {
+            for i in 0..N {
                 merge(&mut best[i], &x[i]);
             }
         }
         (best, 0)
     }
-    fn end(&mut self, _v: u32, e: &[Tk; K]) {
-        for i in 0..self.pts.len() {
+    fn end(&mut self, _v: u32, e: &[Tk; N]) {
+        for i in 0..N {
             match &mut self.best[i] {
                 None => self.best[i] = Some(e[i]),
                 Some(b) => merge(b, &e[i]),
             }
         }
     }
+}
+
+/// One pass over the graph for up to K points.
+fn pass(g: &ExecGraph, plan: &Plan, pts: &[Point], k: usize) -> Vec<Eval> {
+    fn run<const N: usize>(g: &ExecGraph, plan: &Plan, pts: &[Point], k: usize) -> Vec<Option<Tk>> {
+        let mut dom = Multi::<N>::new(pts, k);
+        walk(g, plan, &mut dom, None);
+        dom.best[..pts.len()].to_vec()
+    }
+    let best = match pts.len() {
+        1 => run::<1>(g, plan, pts, k),
+        2 => run::<2>(g, plan, pts, k),
+        3 | 4 => run::<4>(g, plan, pts, k),
+        _ => run::<K>(g, plan, pts, k),
+    };
+    pts.iter()
+        .zip(best)
+        .map(|(pt, b)| {
+            let b = b.unwrap_or(TK0);
+            Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo }
+        })
+        .collect()
 }
 
 #[inline]
@@ -93,18 +149,7 @@ pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Resul
     // Enough chunks to keep every core busy, none larger than K.
     let size = points.len().div_ceil(threads).min(K).max(1);
     let chunks: Vec<&[Point]> = points.chunks(size).collect();
-    let pass = |chunk: &[Point]| -> Vec<Eval> {
-        let mut dom = Multi { pts: chunk, k, best: [None; K] };
-        walk(g, plan, &mut dom, None);
-        chunk
-            .iter()
-            .enumerate()
-            .map(|(i, pt)| {
-                let b = dom.best[i].unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
-                Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo }
-            })
-            .collect()
-    };
+    let pass = |chunk: &[Point]| -> Vec<Eval> { pass(g, plan, chunk, k) };
     if threads == 1 || chunks.len() == 1 || g.len() < 50_000 {
         return Ok(chunks.into_iter().flat_map(pass).collect());
     }

@@ -38,12 +38,16 @@ impl Domain for Full {
     #[inline]
     fn add(&mut self, x: &Tv, a: &Affine) -> Tv {
         let mut r = *x;
+        self.add_to(&mut r, a);
+        r
+    }
+    #[inline]
+    fn add_to(&mut self, r: &mut Tv, a: &Affine) {
         r.t += a.eval(&self.pt);
         for k in 0..NPARAM {
             r.hi[k] += a.a[k];
             r.lo[k] += a.a[k];
         }
-        r
     }
     #[inline]
     fn max(&mut self, c: &[Tv]) -> (Tv, usize) {

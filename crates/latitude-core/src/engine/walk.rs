@@ -16,6 +16,11 @@ pub trait Domain {
     type Val: Copy;
     fn zero(&mut self) -> Self::Val;
     fn add(&mut self, x: &Self::Val, a: &Affine) -> Self::Val;
+    /// In-place `add` (domains with large values override it to avoid a copy).
+    #[inline]
+    fn add_to(&mut self, x: &mut Self::Val, a: &Affine) {
+        *x = self.add(x, a);
+    }
     fn max(&mut self, cands: &[Self::Val]) -> (Self::Val, usize);
     /// E(v) is final and no `requires` edge consumes it (T is the max of these ends).
     fn end(&mut self, v: u32, e: &Self::Val);
@@ -83,8 +88,21 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         // E(v). A calc or an eager send ends on its own; a matched pair's other ends are
         // computed at whichever of its two ops comes second (graph/order.rs).
         let kind = g.kind[v];
+        if kind == Kind::Calc {
+            // The most common op: its end in place, no pair to finish.
+            store[sv][E] = s;
+            dom.add_to(&mut store[sv][E], &Affine::constant(g.val[v]));
+            if let Some(rec) = record.as_deref_mut() {
+                rec[v] = win;
+            }
+            if plan.is_sink(v) {
+                let e = store[sv][E];
+                dom.end(v as u32, &e);
+            }
+            continue;
+        }
         let own = match kind {
-            Kind::Calc => Some(dom.add(&s, &Affine::constant(g.val[v]))),
+            Kind::Calc => unreachable!(),
             Kind::Send if model.is_eager(g.val[v]) => Some(dom.add(&s, &cost::send_overhead(g.val[v]))),
             _ => None,
         };
