@@ -67,7 +67,8 @@ def main() -> int:
     if a.child:
         print(json.dumps(one(int(a.child), a.child <= a.lp_limit, a.time_limit)))
         return 0
-    rows = []
+    hdr = f"{'vertices':>12} {'engine pass':>12} {'vertices/s':>12} {'plan+pass':>10} {'LP build':>9} {'LP solve':>10} {'LP/engine':>10} {'LP status':>10} {'peak RSS':>9}"
+    print(hdr, flush=True)
     for s in a.sizes.split(","):
         n = float(s)
         proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--lp-limit", str(a.lp_limit),
@@ -75,17 +76,12 @@ def main() -> int:
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             return 1
-        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        r = rows[-1]
-        print(f"done {r['vertices']:,} vertices", file=sys.stderr)
-    hdr = f"{'vertices':>12} {'engine pass':>12} {'vertices/s':>12} {'plan+pass':>10} {'LP build':>9} {'LP solve':>10} {'LP/engine':>10} {'LP status':>10} {'peak RSS':>9}"
-    print(hdr)
-    for r in rows:
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
         lp = r.get("lp_build_s", 0) + r.get("lp_solve_s", 0)
         ratio = f"{lp / r['engine_s']:,.0f}x" if "lp_solve_s" in r else "-"
         print(f"{r['vertices']:>12,} {r['engine_s']:>11.3f}s {r['vertices'] / r['engine_s']:>12,.0f} {r['plan_and_pass_s']:>9.2f}s"
               f" {r.get('lp_build_s', float('nan')):>8.2f}s {r.get('lp_solve_s', float('nan')):>9.1f}s {ratio:>10}"
-              f" {r.get('lp_status', '-'):>10} {r['peak_rss_mb']:>7.0f}MB")
+              f" {r.get('lp_status', '-'):>10} {r['peak_rss_mb']:>7.0f}MB", flush=True)
     return 0
 
 
