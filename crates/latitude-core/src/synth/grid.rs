@@ -36,10 +36,10 @@ pub fn dims3(n: u64) -> (u64, u64, u64) {
 /// over by the set ones (⌊n / product of the set ones⌋) as evenly as possible, largest
 /// first. Err if the set ones already need more than n ranks.
 pub fn fill_dims(dims: &mut [u64], n: u64) -> Result<(), String> {
-    let set: u64 = dims.iter().filter(|&&d| d > 0).product();
-    if set > n {
-        return Err(format!("the process grid needs {set} ranks but the job has {n}"));
-    }
+    let set = dims.iter().filter(|&&d| d > 0).try_fold(1u64, |acc, &d| acc.checked_mul(d).filter(|&x| x <= n));
+    let Some(set) = set else {
+        return Err(format!("the given grid dimensions need more ranks than the job has ({n})"));
+    };
     let left = n / set;
     let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
     let split: Vec<u64> = match free.len() {

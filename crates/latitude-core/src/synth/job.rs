@@ -125,7 +125,7 @@ impl Parser<'_> {
         match args {
             [a] => Ok(a),
             [] => Err(format!("expected {what} after [{tag}]")),
-            _ => Err(format!("expected one {what} after [{tag}], got {} words", args.len())),
+            _ => Err(format!("expected only {what} after [{tag}], got {} words", args.len())),
         }
     }
 
@@ -191,7 +191,7 @@ impl Parser<'_> {
         let text = Self::one_arg("ITERATIONS", args, "a count")?;
         let n = parse_count(text, MAX_COUNT).map_err(|e| format!("[ITERATIONS]: {e}"))?;
         if n == 0 {
-            return Err("[ITERATIONS]: must be at least 1, got '0'".into());
+            return Err(format!("[ITERATIONS]: must be at least 1, got '{text}'"));
         }
         job.iterations = n;
         Ok(())

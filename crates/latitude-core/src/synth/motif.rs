@@ -1,8 +1,9 @@
 //! Motifs and their parameters: `[MOTIF] kind key=value ...` → a typed [`MotifSpec`].
 //!
 //! Validation order (the C runner follows the same, so both report the same first error):
-//! tokens left to right (`key=value` form, known key, not repeated), then values in the
-//! motif's key order (the order of [`keys`]), then checks against the job's rank count.
+//! tokens left to right (`key=value` form, known key, not repeated); the common values
+//! (`compute`, `iterations`, `every`); the motif's own values in key order (the order of
+//! [`keys`]) and its consistency checks; checks against the job's rank count.
 //! Every motif takes `iterations` (repeats inside one occurrence), `every` (run on chain
 //! iterations i with (i+1) mod every = 0) and, except `compute`, `compute` (a computation
 //! before each repeat). Canonical text of a spec: [`MotifSpec::canonical`].
@@ -188,8 +189,11 @@ pub fn parse_motif(name: &str, tokens: &[&str], n: u32, line: u64) -> Result<Mot
     };
     let p = Params::new(name, tokens)?;
     let n = n as u64;
+    let compute = if name == "compute" { 0 } else { p.value("compute", 0, parse_duration)? };
+    let iterations = p.count("iterations", 1, 1)?;
+    let every = p.count("every", 1, 1)?;
     let motif = match name {
-        "compute" => Motif::Compute(compute(&p)?),
+        "compute" => Motif::Compute(compute_motif(&p)?),
         "pingpong" => {
             let bytes = p.value("bytes", 8, parse_size)?;
             Motif::PingPong { bytes }
@@ -203,16 +207,13 @@ pub fn parse_motif(name: &str, tokens: &[&str], n: u32, line: u64) -> Result<Mot
         }
         _ => Motif::Coll(coll(&p)?),
     };
-    let compute = if name == "compute" { 0 } else { p.value("compute", 0, parse_duration)? };
-    let iterations = p.count("iterations", 1, 1)?;
-    let every = p.count("every", 1, 1)?;
     check_job_size(&p, &motif, n)?;
     let mut spec = MotifSpec { line, name, motif, iterations, every, compute };
     resolve_grid(&mut spec, n)?;
     Ok(spec)
 }
 
-fn compute(p: &Params) -> Result<Compute, String> {
+fn compute_motif(p: &Params) -> Result<Compute, String> {
     let time = match p.raw("time") {
         Some(_) => p.value("time", 0, parse_duration)?,
         None => return Err(p.err("missing time=DURATION")),
