@@ -99,8 +99,8 @@ static int jf_rank_list(struct jobfile *f, const char *tag, char **args, int nar
     for (size_t i = 0; i < n; i++)
         if (f->owner[r[i]]) {
             struct job *o = &f->jobs[f->owner[r[i]] - 1];
-            free(r);
-            return snprintf(msg, JF_MSG, "rank %u is already in job '%s' (line %ld); jobs use disjoint ranks", r[i], o->name, o->line), -1;
+            snprintf(msg, JF_MSG, "rank %u is already in job '%s' (line %ld); jobs use disjoint ranks", r[i], o->name, o->line);
+            return free(r), -1;
         }
     for (size_t i = 0; i < n; i++)
         f->owner[r[i]] = (unsigned)f->njobs;

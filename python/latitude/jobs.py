@@ -18,9 +18,12 @@ from latitude.units import fmt_size
 
 
 def is_job_file(path: str) -> bool:
-    """A file whose first statement (after blank and `#` lines) is a `[SECTION]` line."""
+    """A `.job` file, or one whose first statement (after blank and `#` lines) is a
+    `[SECTION]` line."""
     if os.path.isdir(path):
         return False
+    if path.endswith(".job"):
+        return True
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
