@@ -100,21 +100,22 @@ def test_several_jobs_and_idle_ranks(tmp_path, motifs):
 
 
 def test_compute_draws_are_the_generators(tmp_path, motifs):
-    """apps/motifs spins for the durations latitude generate draws (same seeded streams):
-    the traced computation before each barrier is at least the generated one and not much
-    more, and the draws differ enough between ranks and repeats for a mismatch to show."""
-    text = ("[JOB] c\n[RANKS] 0-2\n[ITERATIONS] 3\n[MOTIF] compute time=3ms dist=uniform spread=2ms\n"
+    """apps/motifs spins for the durations latitude generate draws (same seeded streams): the
+    traced computation before each barrier is never shorter than the generated one, and
+    mostly close to it (a busy machine may deschedule a rank now and then), while the draws
+    differ enough between ranks and repeats for a mismatch to show."""
+    text = ("[JOB] c\n[RANKS] 0-1\n[ITERATIONS] 4\n[MOTIF] compute time=3ms dist=uniform spread=2ms\n"
             "[MOTIF] barrier\n")
-    traced, generated = _run(tmp_path, motifs, 3, text, seed=11)
+    traced, generated = _run(tmp_path, motifs, 2, text, seed=11)
 
-    def before_collectives(graph, world_only):
+    def before_collectives(graph):
         """Per rank: the calc each of the job's barriers waits for (its start ops' calc)."""
         a = graph.arrays()
         kind, rank, val, tag = a["kind"], a["rank"], a["val"], a["tag"].astype(np.int64)
         out = {}
         for v, q, _ in a["edges"]:
             t = int(tag[v])
-            if kind[v] == 0 or kind[q] != 0 or t < COLL_BASE or (((t >> 16) & 0x3FFF) == 0) != world_only:
+            if kind[v] == 0 or kind[q] != 0 or t < COLL_BASE or ((t >> 16) & 0x3FFF) == 0:
                 continue
             out.setdefault((int(rank[v]), t), int(val[q]))
         per_rank: dict = {}
@@ -122,11 +123,10 @@ def test_compute_draws_are_the_generators(tmp_path, motifs):
             per_rank.setdefault(r, []).append(ns)
         return per_rank
 
-    want = before_collectives(generated, False)
-    got = before_collectives(traced, False)
-    assert sorted(want) == [0, 1, 2] and all(len(v) == 3 for v in want.values())
+    want, got = before_collectives(generated), before_collectives(traced)
+    assert sorted(want) == [0, 1] and all(len(v) == 4 for v in want.values())
     draws = [x for v in want.values() for x in v]
     assert len(set(draws)) == len(draws) and min(draws) >= 1_000_000 and max(draws) <= 5_000_000
-    for r in want:
-        for w, g in zip(want[r], got[r]):
-            assert w * 0.99 <= g <= w * 1.5 + 3_000_000, (r, want[r], got[r])
+    pairs = [(w, g) for r in want for w, g in zip(want[r], got[r])]
+    assert all(g >= 0.99 * w for w, g in pairs), pairs
+    assert sum(g <= 1.25 * w + 500_000 for w, g in pairs) >= 5, pairs

@@ -25,7 +25,7 @@ fn main() {
         return;
     }
     let t = Instant::now();
-    let mut g = b.finish().unwrap();
+    let mut g = latitude_core::synth::finish(b, path).unwrap();
     eprintln!("finish  {:>8.3} s  {} edges  peak {}", t.elapsed().as_secs_f64(), g.num_edges(), hwm());
     if what == "graph" {
         return;
@@ -40,10 +40,13 @@ fn main() {
     if what == "predict" {
         return;
     }
-    let t = Instant::now();
     let pts: Vec<Point> = (0..8).map(|i| pt.at_ticks(p::L, (3000 + 1000 * i) * 1_000_000_000, 1)).collect();
-    evaluate(&g, &plan, &pts, p::L).unwrap();
-    eprintln!("multi   {:>8.3} s  (one pass, 8 points)", t.elapsed().as_secs_f64());
+    let repeat: usize = std::env::var("REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    for _ in 0..repeat {
+        let t = Instant::now();
+        evaluate(&g, &plan, &pts, p::L).unwrap();
+        eprintln!("multi   {:>8.3} s  (one pass, 8 points)", t.elapsed().as_secs_f64());
+    }
     if what == "multi" {
         return;
     }

@@ -249,3 +249,109 @@ fn canonical_text_resolves_defaults() {
          motif 4 sweep3d px=4 py=3 nx=64 ny=64 nz=64 kba=8 angles=6 mmi=3 xbytes=4224 ybytes=3072 compute=0 iterations=1 every=1\n"
     );
 }
+
+/// A builder with `g`'s ops added in `order` (which must list each rank's ops in local
+/// order, so local indices and message matching are unchanged).
+fn rebuild(g: &ExecGraph, order: &[u32]) -> latitude_core::GraphBuilder {
+    let mut b = latitude_core::GraphBuilder::new(g.num_ranks());
+    let mut id = vec![0u32; g.len()];
+    for &v in order {
+        let op = match g.kind(v) {
+            Kind::Calc => latitude_core::graph::Op::calc(g.val(v)),
+            Kind::Send => latitude_core::graph::Op::send(g.val(v), g.peer(v), g.tag(v)),
+            Kind::Recv => latitude_core::graph::Op::recv(g.val(v), g.peer(v), g.tag(v)),
+        };
+        id[v as usize] = b.add(g.rank(v), op).unwrap();
+    }
+    for &v in order {
+        for (q, d) in g.preds(v) {
+            b.dep(id[v as usize], id[q as usize], d).unwrap();
+        }
+    }
+    b
+}
+
+/// (rank, local) of every op with its partner's, and T with λ_L at a few points.
+fn fingerprint(mut g: ExecGraph) -> (Vec<(u32, u32, u32, u32)>, Vec<(i128, u64)>) {
+    let mut pairs: Vec<(u32, u32, u32, u32)> = (0..g.len() as u32)
+        .filter(|&v| g.partner(v) != NONE)
+        .map(|v| (g.rank(v), g.local(v), g.rank(g.partner(v)), g.local(g.partner(v))))
+        .collect();
+    pairs.sort_unstable();
+    let plan = Plan::prepare(&mut g, Model { eager_limit: 1024, ..Model::default() }).unwrap();
+    let t = [0.0, 800.0, 5000.0]
+        .iter()
+        .map(|&l| {
+            let pr = predict(&g, &plan, &Point::from_ns([l, 300.0, 0.0, 0.01, 0.0]).unwrap()).unwrap();
+            (pr.t, pr.right[p::L])
+        })
+        .collect();
+    (pairs, t)
+}
+
+#[test]
+fn in_order_fast_path_is_taken_and_agrees_with_finish() {
+    let g = gen(&job("0-11", 3, "halo3d x=4KiB periodic=1\n[MOTIF] allreduce bytes=2KiB\n[MOTIF] sweep3d px=4 py=3 nz=8 kba=4 angles=2 mmi=1"));
+    // Kept in emission order: each rank's ops are numbered in program order along the order.
+    let mut last = vec![None; 12];
+    for v in 0..g.len() as u32 {
+        let r = g.rank(v) as usize;
+        assert!(last[r].map_or(true, |l| l < g.local(v)), "rank {r} op {v} out of program order");
+        last[r] = Some(g.local(v));
+    }
+    let stored: Vec<u32> = (0..g.len() as u32).collect();
+    let kept = rebuild(&g, &stored).finish_in_order().unwrap();
+    assert_eq!((0..g.len() as u32).map(|v| kept.local(v)).collect::<Vec<_>>(), (0..g.len() as u32).map(|v| g.local(v)).collect::<Vec<_>>());
+    let reordered = rebuild(&g, &stored).finish().unwrap();
+    assert_eq!(fingerprint(kept), fingerprint(reordered));
+    // Rank by rank (GOAL style) is not a valid order: the fast path falls back to ordering,
+    // with the same result as finish.
+    let (off, ids) = g.by_rank();
+    let a = rebuild(&g, &ids).finish_in_order().unwrap();
+    let b = rebuild(&g, &ids).finish().unwrap();
+    assert_eq!((0..a.len() as u32).map(|v| (a.rank(v), a.local(v))).collect::<Vec<_>>(), (0..b.len() as u32).map(|v| (b.rank(v), b.local(v))).collect::<Vec<_>>());
+    assert_eq!(fingerprint(a), fingerprint(g));
+    let _ = off;
+}
+
+#[test]
+fn in_order_fast_path_on_random_programs() {
+    use latitude_core::gen::random::{random_graph, RandomSpec};
+    for seed in 0..20 {
+        let g = random_graph(&RandomSpec { ranks: 5, rounds: 12, seed, ..Default::default() }).unwrap();
+        let (_, ids) = g.by_rank();
+        let fast = rebuild(&g, &ids).finish_in_order().unwrap();
+        assert_eq!(fingerprint(fast), fingerprint(g.clone()), "seed {seed}");
+    }
+    // Unmatched messages are reported as by finish.
+    let mut b = latitude_core::GraphBuilder::new(2);
+    b.add(0, latitude_core::graph::Op::send(8, 1, 3)).unwrap();
+    let e = b.finish_in_order().unwrap_err().to_string();
+    assert!(e.contains("unmatched send of 8 bytes from rank 0 to rank 1 tag 3"), "{e}");
+}
+
+#[test]
+fn in_order_keeps_a_valid_insertion_order_that_ordering_would_change() {
+    use latitude_core::graph::Op;
+    // Added as b0, r, a0, s, b1, a1 (valid: b1 after s, a1 after r); the general ordering
+    // emits a1 before b1.
+    let build = || {
+        let mut b = latitude_core::GraphBuilder::new(2);
+        let b0 = b.add(1, Op::calc(5)).unwrap();
+        let r = b.add(1, Op::recv(8, 0, 0)).unwrap();
+        let a0 = b.add(0, Op::calc(7)).unwrap();
+        let s = b.add(0, Op::send(8, 1, 0)).unwrap();
+        let b1 = b.add(1, Op::calc(1)).unwrap();
+        let a1 = b.add(0, Op::calc(2)).unwrap();
+        for (x, y) in [(r, b0), (s, a0), (b1, r), (a1, s)] {
+            b.requires(x, y).unwrap();
+        }
+        b
+    };
+    let kept = build().finish_in_order().unwrap();
+    let ranks: Vec<u32> = (0..6).map(|v| kept.rank(v)).collect();
+    assert_eq!(ranks, [1, 1, 0, 0, 1, 0]);
+    let general = build().finish().unwrap();
+    assert_eq!((0..6).map(|v| general.rank(v)).collect::<Vec<_>>(), [1, 1, 0, 0, 0, 1]);
+    assert_eq!(fingerprint(kept), fingerprint(general));
+}

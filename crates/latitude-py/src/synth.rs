@@ -2,7 +2,7 @@
 //! `latitude._core.check_job` (the canonical text of a job file, `latitude generate --check`).
 
 use latitude_core::collectives::Selection;
-use latitude_core::synth::{build, JobFile, JobStats, SynthOptions};
+use latitude_core::synth::{build, finish, JobFile, JobStats, SynthOptions};
 use latitude_core::Error;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -34,7 +34,7 @@ pub fn generate_job<'py>(py: Python<'py>, path: String, text: Option<String>, se
         let file = parse(&path, text.as_deref())?;
         let (b, jobs) = build(&file, &opts, &mut |d, t| report("generating", d, t))?;
         report("ordering", 0, 0);
-        let g = b.finish().map_err(|e| Error { location: file.path.clone(), message: format!("generated graph: {}", e.message) })?;
+        let g = finish(b, &file.path)?;
         Ok::<_, Error>((g, jobs, file.world))
     });
     let (g, jobs, world) = res.map_err(|e| input_error(py, e))?;

@@ -101,3 +101,60 @@ fn unmatched(m: &Messages, v: u32, sends: &[u32], recvs: &[u32]) -> (u32, String
     };
     (v, msg)
 }
+
+/// The same pairs as [`match_messages`] (k-th send ↔ k-th recv of each (src, dst, tag)
+/// stream in issue order) found in one pass over the ids, keeping per stream only the
+/// queue of ops still waiting for a partner. For graphs added roughly in time order (a
+/// generator's output) the open queues stay small, so this avoids sorting every message op;
+/// for rank-by-rank input (GOAL files) they grow to whole streams, where sorting wins.
+/// Errors are those of [`match_messages`].
+pub(crate) fn match_streaming(m: &Messages) -> Result<Vec<u32>, (u32, String)> {
+    use rustc_hash::FxHashMap;
+    /// Ops of one stream waiting for a partner (all sends or all recvs), linked by `next`.
+    #[derive(Clone, Copy)]
+    struct Queue {
+        head: u32,
+        tail: u32,
+    }
+    let n = m.kind.len();
+    let mut partner = vec![NONE; n];
+    let mut next = vec![NONE; n];
+    let mut open: FxHashMap<(u32, u32, u32), Queue> = FxHashMap::default();
+    for v in 0..n {
+        let (key, kind) = match m.kind[v] {
+            Kind::Send => ((m.rank[v], m.peer[v], m.tag[v]), Kind::Send),
+            Kind::Recv => ((m.peer[v], m.rank[v], m.tag[v]), Kind::Recv),
+            Kind::Calc => continue,
+        };
+        let v = v as u32;
+        match open.get_mut(&key) {
+            // The waiting ops are of the other kind: v pairs with the oldest.
+            Some(q) if m.kind[q.head as usize] != kind => {
+                let u = q.head;
+                partner[u as usize] = v;
+                partner[v as usize] = u;
+                if u == q.tail {
+                    open.remove(&key);
+                } else {
+                    q.head = next[u as usize];
+                }
+            }
+            Some(q) => {
+                next[q.tail as usize] = v;
+                q.tail = v;
+            }
+            None => {
+                open.insert(key, Queue { head: v, tail: v });
+            }
+        }
+    }
+    if open.is_empty() {
+        Ok(partner)
+    } else {
+        // Report exactly as the sorting matcher does.
+        match match_messages(m) {
+            Err(e) => Err(e),
+            Ok(_) => unreachable!("a stream with an op left open has an unmatched op"),
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Per-rank emission with the structure `latitude schedule` gives a traced run (Schedgen's
 //! LocOp, docs/schedule.md), so a generated graph and the scheduled trace of `apps/motifs`
-//! running the same job agree op for op:
+//! running the same job have the same ops and edges:
 //!
 //! * every MPI call is preceded by one calc: the computation since the previous call (the
 //!   compute motifs' time accumulates into it, zero-length calcs included);
@@ -12,12 +12,23 @@
 //!   requires its end ops, the next calc requires `collop`;
 //! * the end of the program: a final calc (`MPI_Finalize`).
 //!
-//! Ops are added in the trace converter's order too (a call's ops, then the calc before it).
+//! Each rank's ops are numbered in program order with the calc before its call (the trace
+//! converter numbers a call's ops before that calc; the edges are the same).
+//!
+//! Order: ops are staged per *instance* — one repeat of a motif on all its ranks, whose
+//! messages all pair inside it — then appended to the builder in an order that is already
+//! valid for the engine (graph/order.rs `AnyProtocol`): each rank's ops in program order, an
+//! op only after the partners of the message ops it requires. Instance by instance, with
+//! ranks woken as soon as what they wait for is emitted, the order follows the program in
+//! time with a small live frontier; `GraphBuilder::finish_in_order` then verifies it and
+//! keeps it (no global ordering or renumbering of 10⁸ vertices).
 
-use crate::collectives::{place, Placed, Prog};
-use crate::graph::{GraphBuilder, Op};
+use crate::collectives::Prog;
+use crate::graph::{Dep, GraphBuilder, Kind, Op, IREQ, NONE};
 
-/// One rank's pending state between calls.
+type R<T> = Result<T, String>;
+
+/// One rank's state between calls.
 #[derive(Clone, Debug, Default)]
 struct Lane {
     /// Computation since the last call (ns).
@@ -26,20 +37,60 @@ struct Lane {
     prev: Vec<u32>,
     /// The rank has emitted anything (it gets a final calc).
     active: bool,
+    /// Staged ops of the current instance, in program order.
+    staged: Vec<u32>,
+}
+
+/// The ops of the current instance. Ids handed out are `base + index`; ids below `base`
+/// are final builder ids.
+#[derive(Default)]
+struct Stage {
+    base: u32,
+    kind: Vec<Kind>,
+    rank: Vec<u32>,
+    val: Vec<u64>,
+    peer: Vec<u32>,
+    tag: Vec<u32>,
+    /// Prerequisites of op i: `deps[dep_off[i]..dep_off[i+1]]` (`IREQ` flag on irequires).
+    dep_off: Vec<u32>,
+    deps: Vec<u32>,
+    /// Ranks with staged ops, in first-use order.
+    touched: Vec<u32>,
 }
 
 pub struct Emitter {
-    pub b: GraphBuilder,
+    b: GraphBuilder,
     lanes: Vec<Lane>,
-    placed: Placed,
+    st: Stage,
+    /// Start/end scratch of collective programs.
+    start: Vec<u32>,
+    end: Vec<u32>,
 }
-
-/// Builder results: ops built from a checked job file only fail on the vertex limit.
-type R<T> = Result<T, String>;
 
 impl Emitter {
     pub fn new(world: u32) -> Emitter {
-        Emitter { b: GraphBuilder::new(world), lanes: vec![Lane::default(); world as usize], placed: Placed::default() }
+        let st = Stage { dep_off: vec![0], ..Default::default() };
+        Emitter { b: GraphBuilder::new(world), lanes: vec![Lane::default(); world as usize], st, start: Vec::new(), end: Vec::new() }
+    }
+
+    /// Stage an op of `rank` after `deps`; returns its (provisional) id.
+    fn stage(&mut self, rank: u32, op: Op, deps: &[u32]) -> u32 {
+        let st = &mut self.st;
+        let i = st.kind.len() as u32;
+        st.kind.push(op.kind);
+        st.rank.push(rank);
+        st.val.push(op.val);
+        st.peer.push(op.peer);
+        st.tag.push(op.tag);
+        st.deps.extend_from_slice(deps);
+        st.dep_off.push(st.deps.len() as u32);
+        let lane = &mut self.lanes[rank as usize];
+        if lane.staged.is_empty() {
+            st.touched.push(rank);
+        }
+        lane.staged.push(i);
+        lane.active = true;
+        st.base + i
     }
 
     /// Computation on `rank` (merges with the next call's preceding calc).
@@ -49,21 +100,14 @@ impl Emitter {
         lane.active = true;
     }
 
-    /// The calc before a call: the pending computation, after `prev`; `next` require it.
-    fn gap(&mut self, rank: u32, next: &[u32]) -> R<u32> {
+    /// The calc before a call: the pending computation, after the previous call.
+    fn gap(&mut self, rank: u32) -> u32 {
         let lane = &mut self.lanes[rank as usize];
         let ns = std::mem::take(&mut lane.pending);
-        lane.active = true;
-        let c = self.b.add(rank, Op::calc(ns))?;
-        for &x in next {
-            self.b.requires(x, c)?;
-        }
-        let lane = &mut self.lanes[rank as usize];
-        for &y in &lane.prev {
-            self.b.requires(c, y)?;
-        }
-        lane.prev.clear();
-        Ok(c)
+        let prev = std::mem::take(&mut lane.prev);
+        let c = self.stage(rank, Op::calc(ns), &prev);
+        self.lanes[rank as usize].prev = prev; // keep the allocation
+        c
     }
 
     fn set_prev(&mut self, rank: u32, v: u32) {
@@ -72,75 +116,179 @@ impl Emitter {
         lane.prev.push(v);
     }
 
-    /// Blocking MPI_Send.
-    pub fn send(&mut self, rank: u32, bytes: u64, dst: u32, tag: u32) -> R<()> {
-        let op = self.b.add(rank, Op::send(bytes, dst, tag))?;
-        self.gap(rank, &[op])?;
-        self.set_prev(rank, op);
-        Ok(())
+    /// Blocking MPI_Send / MPI_Recv.
+    pub fn blocking(&mut self, rank: u32, op: Op) {
+        let c = self.gap(rank);
+        let v = self.stage(rank, op, &[c]);
+        self.set_prev(rank, v);
     }
 
-    /// Blocking MPI_Recv.
-    pub fn recv(&mut self, rank: u32, bytes: u64, src: u32, tag: u32) -> R<()> {
-        let op = self.b.add(rank, Op::recv(bytes, src, tag))?;
-        self.gap(rank, &[op])?;
-        self.set_prev(rank, op);
-        Ok(())
-    }
-
-    /// MPI_Isend; returns the op for a later [`Emitter::waitall`].
-    pub fn isend(&mut self, rank: u32, bytes: u64, dst: u32, tag: u32) -> R<u32> {
-        let op = self.b.add(rank, Op::send(bytes, dst, tag))?;
-        let c = self.gap(rank, &[op])?;
+    /// MPI_Isend / MPI_Irecv; returns the op for a later [`Emitter::waitall`].
+    pub fn nonblocking(&mut self, rank: u32, op: Op) -> u32 {
+        let c = self.gap(rank);
+        let v = self.stage(rank, op, &[c]);
         self.set_prev(rank, c);
-        Ok(op)
-    }
-
-    /// MPI_Irecv.
-    pub fn irecv(&mut self, rank: u32, bytes: u64, src: u32, tag: u32) -> R<u32> {
-        let op = self.b.add(rank, Op::recv(bytes, src, tag))?;
-        let c = self.gap(rank, &[op])?;
-        self.set_prev(rank, c);
-        Ok(op)
+        v
     }
 
     /// MPI_Waitall on `ops` (nothing if empty: the call's time stays computation).
-    pub fn waitall(&mut self, rank: u32, ops: &[u32]) -> R<()> {
+    pub fn waitall(&mut self, rank: u32, ops: &[u32]) {
         if ops.is_empty() {
+            return;
+        }
+        let c = self.gap(rank);
+        let mut deps = ops.to_vec();
+        deps.push(c);
+        let w = self.stage(rank, Op::calc(0), &deps);
+        self.set_prev(rank, w);
+    }
+
+    /// A blocking collective: `prog` is comm rank `me`'s part, `members` the world ranks of
+    /// the communicator, `tag` the instance's tag (the mapping of `collectives::place`).
+    pub fn collective(&mut self, prog: &Prog, members: &[u32], me: u32, tag: u32) {
+        let rank = members[me as usize];
+        let c = self.gap(rank);
+        let first = self.st.base + self.st.kind.len() as u32;
+        prog.boundary(&mut self.start, &mut self.end);
+        let mut deps: Vec<Vec<u32>> = vec![Vec::new(); prog.ops.len()];
+        for &(a, p, d) in &prog.deps {
+            deps[a as usize].push((first + p) | if d == Dep::Irequires { IREQ } else { 0 });
+        }
+        for &s in &self.start {
+            deps[s as usize].push(c);
+        }
+        for (i, op) in prog.ops.iter().enumerate() {
+            let op = match *op {
+                crate::collectives::POp::Send { peer, bytes } => Op::send(bytes, members[peer as usize], tag),
+                crate::collectives::POp::Recv { peer, bytes } => Op::recv(bytes, members[peer as usize], tag),
+                crate::collectives::POp::Calc { ns } => Op::calc(ns),
+            };
+            self.stage(rank, op, &deps[i]);
+        }
+        let mut ends: Vec<u32> = self.end.iter().map(|&e| first + e).collect();
+        if self.start.is_empty() {
+            ends.push(c); // no messages on this rank: keep the chain
+        }
+        let collop = self.stage(rank, Op::calc(0), &ends);
+        self.set_prev(rank, collop);
+    }
+
+    /// Append the staged instance to the builder (see the module comment).
+    pub fn flush(&mut self) -> R<()> {
+        let n = self.st.kind.len();
+        if n == 0 {
             return Ok(());
         }
-        let w = self.b.add(rank, Op::calc(0))?;
-        for &o in ops {
-            self.b.requires(w, o)?;
+        let order = self.instance_order()?;
+        let base = self.st.base;
+        let mut id = vec![NONE; n];
+        for &i in &order {
+            let i = i as usize;
+            let op = Op { kind: self.st.kind[i], val: self.st.val[i], peer: self.st.peer[i], tag: self.st.tag[i], cpu: 0, nic: 0 };
+            id[i] = self.b.add(self.st.rank[i], op)?;
         }
-        self.gap(rank, &[w])?;
-        self.set_prev(rank, w);
+        let map = |d: u32| -> u32 {
+            let (x, flag) = (d & !IREQ, d & IREQ);
+            (if x >= base { id[(x - base) as usize] } else { x }) | flag
+        };
+        for &i in &order {
+            let i = i as usize;
+            for &d in &self.st.deps[self.st.dep_off[i] as usize..self.st.dep_off[i + 1] as usize] {
+                let m = map(d);
+                let kind = if m & IREQ != 0 { Dep::Irequires } else { Dep::Requires };
+                self.b.dep(id[i], m & !IREQ, kind)?;
+            }
+        }
+        for &r in &self.st.touched {
+            let lane = &mut self.lanes[r as usize];
+            lane.staged.clear();
+            for p in lane.prev.iter_mut() {
+                *p = map(*p);
+            }
+        }
+        let st = &mut self.st;
+        for v in [&mut st.rank, &mut st.peer, &mut st.tag, &mut st.deps, &mut st.touched] {
+            v.clear();
+        }
+        st.kind.clear();
+        st.val.clear();
+        st.dep_off.truncate(1);
+        st.base = self.b.len() as u32;
         Ok(())
     }
 
-    /// A blocking collective: `prog` is rank `me`'s part (comm ranks), `members` the world
-    /// ranks of the communicator, `tag` the instance's tag.
-    pub fn collective(&mut self, prog: &Prog, members: &[u32], me: u32, tag: u32) -> R<()> {
-        let rank = members[me as usize];
-        let mut placed = std::mem::take(&mut self.placed);
-        place(&mut self.b, prog, members, me, tag, &mut placed)?;
-        let collop = placed.join(&mut self.b)?;
-        let c = self.gap(rank, &placed.start)?;
-        if placed.start.is_empty() {
-            self.b.requires(collop, c)?; // no messages on this rank: keep the chain
+    /// Staged indices in emission order: ranks in first-use order, each emitting its ops in
+    /// program order while every message op they require has its partner emitted; a rank
+    /// that must wait is woken when that partner is emitted. If some rank cannot finish
+    /// (not expected from the motifs), the staged order is used and `finish_in_order` falls
+    /// back to ordering the whole graph.
+    fn instance_order(&self) -> R<Vec<u32>> {
+        let st = &self.st;
+        let n = st.kind.len();
+        let m = crate::graph::matching::Messages { kind: &st.kind, rank: &st.rank, peer: &st.peer, tag: &st.tag, val: &st.val };
+        let partner = crate::graph::matching::match_streaming(&m).map_err(|(_, msg)| format!("generated instance: {msg}"))?;
+        let mut emitted = vec![false; n];
+        let mut head = vec![0usize; st.touched.len()];
+        // Ranks waiting for an op to be emitted: first waiter per op, then a chain by slot.
+        let mut waiting_on = vec![NONE; n];
+        let mut next_waiter = vec![NONE; st.touched.len()];
+        let mut order = Vec::with_capacity(n);
+        let mut wake: Vec<u32> = Vec::new();
+        let blocker = |i: usize, emitted: &[bool]| -> Option<usize> {
+            st.deps[st.dep_off[i] as usize..st.dep_off[i + 1] as usize].iter().find_map(|&d| {
+                let x = d & !IREQ;
+                if x < st.base {
+                    return None;
+                }
+                let x = (x - st.base) as usize;
+                if !emitted[x] {
+                    return Some(x); // a later op of the same rank: FIFO cannot proceed
+                }
+                if d & IREQ != 0 {
+                    return None;
+                }
+                let q = partner[x];
+                (st.kind[x] != Kind::Calc && q != NONE && !emitted[q as usize]).then_some(q as usize)
+            })
+        };
+        for slot in 0..st.touched.len() {
+            wake.push(slot as u32);
+            while let Some(s) = wake.pop() {
+                let s = s as usize;
+                let ops = &self.lanes[st.touched[s] as usize].staged;
+                while head[s] < ops.len() {
+                    let i = ops[head[s]] as usize;
+                    if let Some(q) = blocker(i, &emitted) {
+                        next_waiter[s] = waiting_on[q];
+                        waiting_on[q] = s as u32;
+                        break;
+                    }
+                    emitted[i] = true;
+                    order.push(i as u32);
+                    head[s] += 1;
+                    let mut w = std::mem::replace(&mut waiting_on[i], NONE);
+                    while w != NONE {
+                        wake.push(w);
+                        w = std::mem::replace(&mut next_waiter[w as usize], NONE);
+                    }
+                }
+            }
         }
-        self.set_prev(rank, collop);
-        self.placed = placed;
-        Ok(())
+        if order.len() < n {
+            return Ok((0..n as u32).collect());
+        }
+        Ok(order)
     }
 
     /// End of the program on every rank that did anything: the final calc.
     pub fn finish(mut self) -> R<GraphBuilder> {
+        self.flush()?;
         for r in 0..self.lanes.len() as u32 {
             if self.lanes[r as usize].active {
-                self.gap(r, &[])?;
+                self.gap(r);
             }
         }
+        self.flush()?;
         Ok(self.b)
     }
 }

@@ -61,8 +61,13 @@ pub struct Generated {
 /// Generate the graph of a parsed job file.
 pub fn generate(file: &JobFile, opts: &SynthOptions) -> Result<Generated> {
     let (b, jobs) = build(file, opts, &mut |_, _| {})?;
-    let graph = b.finish().map_err(|e| Error { location: file.path.clone(), message: format!("generated graph: {}", e.message) })?;
-    Ok(Generated { graph, jobs })
+    Ok(Generated { graph: finish(b, &file.path)?, jobs })
+}
+
+/// Finish a builder from [`build`]: its ops come in an order the engine can use as is
+/// (`emit.rs`), which `finish_in_order` verifies and keeps.
+pub fn finish(b: GraphBuilder, path: &str) -> Result<ExecGraph> {
+    b.finish_in_order().map_err(|e| Error { location: path.to_string(), message: format!("generated graph: {}", e.message) })
 }
 
 /// Emit every job into a builder (not finished); `progress(done, total)` counts chain

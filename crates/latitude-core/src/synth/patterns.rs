@@ -10,6 +10,7 @@ use super::emit::Emitter;
 use super::grid::{coords, neighbour, rank_at};
 use super::motif::{Coll, Compute, Halo, Sweep};
 use crate::collectives::{coll_tag, emit, Algorithm, Prog, RankCall, Selection};
+use crate::graph::Op;
 
 pub const TAG_PINGPONG: u32 = 1;
 pub const TAG_INCAST: u32 = 2;
@@ -59,12 +60,12 @@ impl JobCtx<'_> {
     pub fn pingpong(&mut self, bytes: u64) -> R<()> {
         for a in (0..self.n().saturating_sub(1)).step_by(2) {
             let (wa, wb) = (self.world(a), self.world(a + 1));
-            self.em.send(wa, bytes, wb, TAG_PINGPONG)?;
-            self.em.recv(wa, bytes, wb, TAG_PINGPONG)?;
-            self.em.recv(wb, bytes, wa, TAG_PINGPONG)?;
-            self.em.send(wb, bytes, wa, TAG_PINGPONG)?;
+            self.em.blocking(wa, Op::send(bytes, wb, TAG_PINGPONG));
+            self.em.blocking(wa, Op::recv(bytes, wb, TAG_PINGPONG));
+            self.em.blocking(wb, Op::recv(bytes, wa, TAG_PINGPONG));
+            self.em.blocking(wb, Op::send(bytes, wa, TAG_PINGPONG));
         }
-        Ok(())
+        self.em.flush()
     }
 
     /// Irecv from every neighbour, Isend to every neighbour (both in direction order −x, +x,
@@ -78,17 +79,17 @@ impl JobCtx<'_> {
             for (d, nb) in nbs.iter().enumerate() {
                 if let Some(q) = *nb {
                     // q sent it toward us: direction d ^ 1.
-                    ops.push(self.em.irecv(w, h.face[d / 2], self.world(q), TAG_HALO + (d as u32 ^ 1))?);
+                    ops.push(self.em.nonblocking(w, Op::recv(h.face[d / 2], self.world(q), TAG_HALO + (d as u32 ^ 1))));
                 }
             }
             for (d, nb) in nbs.iter().enumerate() {
                 if let Some(q) = *nb {
-                    ops.push(self.em.isend(w, h.face[d / 2], self.world(q), TAG_HALO + d as u32)?);
+                    ops.push(self.em.nonblocking(w, Op::send(h.face[d / 2], self.world(q), TAG_HALO + d as u32)));
                 }
             }
-            self.em.waitall(w, &ops)?;
+            self.em.waitall(w, &ops);
         }
-        Ok(())
+        self.em.flush()
     }
 
     /// KBA sweep: per octant (di, dj from bits 0, 1; bit 2 flips z, which changes no
@@ -98,35 +99,36 @@ impl JobCtx<'_> {
         let dims = [s.px, s.py, 1];
         let steps = s.angle_blocks() * s.k_blocks();
         let (xb, yb) = (s.x_bytes(), s.y_bytes());
-        for me in 0..s.px * s.py {
-            let w = self.world(me);
-            let c = coords(me, &dims);
-            for o in 0..8u32 {
-                let (di, dj) = (if o & 1 != 0 { -1 } else { 1 }, if o & 2 != 0 { -1 } else { 1 });
-                let at = |x: i64, y: i64| -> Option<u32> {
-                    ((0..s.px as i64).contains(&x) && (0..s.py as i64).contains(&y)).then(|| rank_at([x as u32, y as u32, 0], &dims))
-                };
+        let at = |x: i64, y: i64| -> Option<u32> {
+            ((0..s.px as i64).contains(&x) && (0..s.py as i64).contains(&y)).then(|| rank_at([x as u32, y as u32, 0], &dims))
+        };
+        // One instance per octant: its messages all pair inside it.
+        for o in 0..8u32 {
+            let (di, dj) = (if o & 1 != 0 { -1 } else { 1 }, if o & 2 != 0 { -1 } else { 1 });
+            for me in 0..s.px * s.py {
+                let w = self.world(me);
+                let c = coords(me, &dims);
                 let (cx, cy) = (c[0] as i64, c[1] as i64);
-                let up = (at(cx - di, cy), at(cx, cy - dj));
-                let down = (at(cx + di, cy), at(cx, cy + dj));
-                let up = (up.0.map(|q| self.world(q)), up.1.map(|q| self.world(q)));
-                let down = (down.0.map(|q| self.world(q)), down.1.map(|q| self.world(q)));
+                let world = |q: Option<u32>| q.map(|q| self.ranks[q as usize]);
+                let (up_x, up_y) = (world(at(cx - di, cy)), world(at(cx, cy - dj)));
+                let (down_x, down_y) = (world(at(cx + di, cy)), world(at(cx, cy + dj)));
                 for _ in 0..steps {
-                    if let Some(q) = up.0 {
-                        self.em.recv(w, xb, q, TAG_SWEEP_X)?;
+                    if let Some(q) = up_x {
+                        self.em.blocking(w, Op::recv(xb, q, TAG_SWEEP_X));
                     }
-                    if let Some(q) = up.1 {
-                        self.em.recv(w, yb, q, TAG_SWEEP_Y)?;
+                    if let Some(q) = up_y {
+                        self.em.blocking(w, Op::recv(yb, q, TAG_SWEEP_Y));
                     }
                     self.em.compute(w, block_ns);
-                    if let Some(q) = down.0 {
-                        self.em.send(w, xb, q, TAG_SWEEP_X)?;
+                    if let Some(q) = down_x {
+                        self.em.blocking(w, Op::send(xb, q, TAG_SWEEP_X));
                     }
-                    if let Some(q) = down.1 {
-                        self.em.send(w, yb, q, TAG_SWEEP_Y)?;
+                    if let Some(q) = down_y {
+                        self.em.blocking(w, Op::send(yb, q, TAG_SWEEP_Y));
                     }
                 }
             }
+            self.em.flush()?;
         }
         Ok(())
     }
@@ -137,13 +139,13 @@ impl JobCtx<'_> {
         let wr = self.world(root);
         let mut ops = Vec::with_capacity(self.n() as usize);
         for me in (0..self.n()).filter(|&me| me != root) {
-            ops.push(self.em.irecv(wr, bytes, self.world(me), TAG_INCAST)?);
+            ops.push(self.em.nonblocking(wr, Op::recv(bytes, self.world(me), TAG_INCAST)));
         }
-        self.em.waitall(wr, &ops)?;
+        self.em.waitall(wr, &ops);
         for me in (0..self.n()).filter(|&me| me != root) {
-            self.em.send(self.world(me), bytes, wr, TAG_INCAST)?;
+            self.em.blocking(self.world(me), Op::send(bytes, wr, TAG_INCAST));
         }
-        Ok(())
+        self.em.flush()
     }
 
     /// One collective instance through the library. Returns the algorithm used (`None`:
@@ -162,9 +164,10 @@ impl JobCtx<'_> {
         for me in 0..n {
             call.me = me;
             emit(alg, &call, &mut prog)?;
-            self.em.collective(&prog, self.ranks, me, tag)?;
+            self.em.collective(&prog, self.ranks, me, tag);
         }
         self.prog = prog;
+        self.em.flush()?;
         Ok(alg)
     }
 }
