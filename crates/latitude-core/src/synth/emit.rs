@@ -23,7 +23,7 @@
 //! time with a small live frontier; `GraphBuilder::finish_in_order` then verifies it and
 //! keeps it (no global ordering or renumbering of 10⁸ vertices).
 
-use crate::collectives::Prog;
+use crate::collectives::{POp, Prog};
 use crate::graph::{Dep, GraphBuilder, Kind, Op, IREQ, NONE};
 
 type R<T> = Result<T, String>;
@@ -62,15 +62,31 @@ pub struct Emitter {
     b: GraphBuilder,
     lanes: Vec<Lane>,
     st: Stage,
-    /// Start/end scratch of collective programs.
+    x: Scratch,
+}
+
+/// Buffers reused by every collective and flush (fresh ones would cost page faults).
+#[derive(Default)]
+struct Scratch {
     start: Vec<u32>,
     end: Vec<u32>,
+    /// A collective program's dependencies grouped by dependent (CSR).
+    dep_off: Vec<u32>,
+    deps: Vec<u32>,
+    streams: crate::graph::matching::Streams,
+    emitted: Vec<bool>,
+    head: Vec<u32>,
+    waiting_on: Vec<u32>,
+    next_waiter: Vec<u32>,
+    wake: Vec<u32>,
+    order: Vec<u32>,
+    id: Vec<u32>,
 }
 
 impl Emitter {
     pub fn new(world: u32) -> Emitter {
         let st = Stage { dep_off: vec![0], ..Default::default() };
-        Emitter { b: GraphBuilder::new(world), lanes: vec![Lane::default(); world as usize], st, start: Vec::new(), end: Vec::new() }
+        Emitter { b: GraphBuilder::new(world), lanes: vec![Lane::default(); world as usize], st, x: Scratch::default() }
     }
 
     /// Stage an op of `rank` after `deps`; returns its (provisional) id.
@@ -149,28 +165,49 @@ impl Emitter {
         let rank = members[me as usize];
         let c = self.gap(rank);
         let first = self.st.base + self.st.kind.len() as u32;
-        prog.boundary(&mut self.start, &mut self.end);
-        let mut deps: Vec<Vec<u32>> = vec![Vec::new(); prog.ops.len()];
-        for &(a, p, d) in &prog.deps {
-            deps[a as usize].push((first + p) | if d == Dep::Irequires { IREQ } else { 0 });
+        let mut x = std::mem::take(&mut self.x);
+        prog.boundary(&mut x.start, &mut x.end);
+        // Dependencies by dependent: program deps, and the start ops' calc.
+        let n = prog.ops.len();
+        x.dep_off.clear();
+        x.dep_off.resize(n + 2, 0);
+        for &(a, _, _) in &prog.deps {
+            x.dep_off[a as usize + 2] += 1;
         }
-        for &s in &self.start {
-            deps[s as usize].push(c);
+        for &s in &x.start {
+            x.dep_off[s as usize + 2] += 1;
+        }
+        for i in 2..n + 2 {
+            x.dep_off[i] += x.dep_off[i - 1];
+        }
+        x.deps.clear();
+        x.deps.resize(prog.deps.len() + x.start.len(), 0);
+        for &(a, p, d) in &prog.deps {
+            let slot = &mut x.dep_off[a as usize + 1];
+            x.deps[*slot as usize] = (first + p) | if d == Dep::Irequires { IREQ } else { 0 };
+            *slot += 1;
+        }
+        for &s in &x.start {
+            let slot = &mut x.dep_off[s as usize + 1];
+            x.deps[*slot as usize] = c;
+            *slot += 1;
         }
         for (i, op) in prog.ops.iter().enumerate() {
             let op = match *op {
-                crate::collectives::POp::Send { peer, bytes } => Op::send(bytes, members[peer as usize], tag),
-                crate::collectives::POp::Recv { peer, bytes } => Op::recv(bytes, members[peer as usize], tag),
-                crate::collectives::POp::Calc { ns } => Op::calc(ns),
+                POp::Send { peer, bytes } => Op::send(bytes, members[peer as usize], tag),
+                POp::Recv { peer, bytes } => Op::recv(bytes, members[peer as usize], tag),
+                POp::Calc { ns } => Op::calc(ns),
             };
-            self.stage(rank, op, &deps[i]);
+            self.stage(rank, op, &x.deps[x.dep_off[i] as usize..x.dep_off[i + 1] as usize]);
         }
-        let mut ends: Vec<u32> = self.end.iter().map(|&e| first + e).collect();
-        if self.start.is_empty() {
-            ends.push(c); // no messages on this rank: keep the chain
+        x.deps.clear();
+        x.deps.extend(x.end.iter().map(|&e| first + e));
+        if x.start.is_empty() {
+            x.deps.push(c); // no messages on this rank: keep the chain
         }
-        let collop = self.stage(rank, Op::calc(0), &ends);
+        let collop = self.stage(rank, Op::calc(0), &x.deps);
         self.set_prev(rank, collop);
+        self.x = x;
     }
 
     /// Append the staged instance to the builder (see the module comment).
@@ -179,19 +216,29 @@ impl Emitter {
         if n == 0 {
             return Ok(());
         }
-        let order = self.instance_order()?;
+        let mut x = std::mem::take(&mut self.x);
+        let res = self.flush_with(&mut x);
+        self.x = x;
+        res
+    }
+
+    fn flush_with(&mut self, x: &mut Scratch) -> R<()> {
+        let n = self.st.kind.len();
+        self.instance_order(x)?;
         let base = self.st.base;
-        let mut id = vec![NONE; n];
-        for &i in &order {
+        x.id.clear();
+        x.id.resize(n, NONE);
+        for &i in &x.order {
             let i = i as usize;
             let op = Op { kind: self.st.kind[i], val: self.st.val[i], peer: self.st.peer[i], tag: self.st.tag[i], cpu: 0, nic: 0 };
-            id[i] = self.b.add(self.st.rank[i], op)?;
+            x.id[i] = self.b.add(self.st.rank[i], op)?;
         }
+        let id = &x.id;
         let map = |d: u32| -> u32 {
-            let (x, flag) = (d & !IREQ, d & IREQ);
-            (if x >= base { id[(x - base) as usize] } else { x }) | flag
+            let (v, flag) = (d & !IREQ, d & IREQ);
+            (if v >= base { id[(v - base) as usize] } else { v }) | flag
         };
-        for &i in &order {
+        for &i in &x.order {
             let i = i as usize;
             for &d in &self.st.deps[self.st.dep_off[i] as usize..self.st.dep_off[i + 1] as usize] {
                 let m = map(d);
@@ -217,48 +264,55 @@ impl Emitter {
         Ok(())
     }
 
-    /// Staged indices in emission order: ranks in first-use order, each emitting its ops in
-    /// program order while every message op they require has its partner emitted; a rank
-    /// that must wait is woken when that partner is emitted. If some rank cannot finish
-    /// (not expected from the motifs), the staged order is used and `finish_in_order` falls
-    /// back to ordering the whole graph.
-    fn instance_order(&self) -> R<Vec<u32>> {
+    /// Staged indices in emission order (into `x.order`): ranks in first-use order, each
+    /// emitting its ops in program order while every message op they require has its
+    /// partner emitted; a rank that must wait is woken when that partner is emitted. If some
+    /// rank cannot finish (not expected from the motifs), the staged order is used and
+    /// `finish_in_order` falls back to ordering the whole graph.
+    fn instance_order(&self, x: &mut Scratch) -> R<()> {
         let st = &self.st;
         let n = st.kind.len();
         let m = crate::graph::matching::Messages { kind: &st.kind, rank: &st.rank, peer: &st.peer, tag: &st.tag, val: &st.val };
-        let partner = crate::graph::matching::match_streaming(&m).map_err(|(_, msg)| format!("generated instance: {msg}"))?;
-        let mut emitted = vec![false; n];
-        let mut head = vec![0usize; st.touched.len()];
+        x.streams.run(&m).map_err(|(_, msg)| format!("generated instance: {msg}"))?;
+        let partner = &x.streams.partner;
+        let ranks = st.touched.len();
+        let (emitted, head, waiting_on, next_waiter, wake, order) =
+            (&mut x.emitted, &mut x.head, &mut x.waiting_on, &mut x.next_waiter, &mut x.wake, &mut x.order);
+        emitted.clear();
+        emitted.resize(n, false);
+        head.clear();
+        head.resize(ranks, 0);
         // Ranks waiting for an op to be emitted: first waiter per op, then a chain by slot.
-        let mut waiting_on = vec![NONE; n];
-        let mut next_waiter = vec![NONE; st.touched.len()];
-        let mut order = Vec::with_capacity(n);
-        let mut wake: Vec<u32> = Vec::new();
+        waiting_on.clear();
+        waiting_on.resize(n, NONE);
+        next_waiter.clear();
+        next_waiter.resize(ranks, NONE);
+        order.clear();
         let blocker = |i: usize, emitted: &[bool]| -> Option<usize> {
             st.deps[st.dep_off[i] as usize..st.dep_off[i + 1] as usize].iter().find_map(|&d| {
-                let x = d & !IREQ;
-                if x < st.base {
+                let v = d & !IREQ;
+                if v < st.base {
                     return None;
                 }
-                let x = (x - st.base) as usize;
-                if !emitted[x] {
-                    return Some(x); // a later op of the same rank: FIFO cannot proceed
+                let v = (v - st.base) as usize;
+                if !emitted[v] {
+                    return Some(v); // a later op of the same rank: FIFO cannot proceed
                 }
                 if d & IREQ != 0 {
                     return None;
                 }
-                let q = partner[x];
-                (st.kind[x] != Kind::Calc && q != NONE && !emitted[q as usize]).then_some(q as usize)
+                let q = partner[v];
+                (st.kind[v] != Kind::Calc && q != NONE && !emitted[q as usize]).then_some(q as usize)
             })
         };
-        for slot in 0..st.touched.len() {
+        for slot in 0..ranks {
             wake.push(slot as u32);
             while let Some(s) = wake.pop() {
                 let s = s as usize;
                 let ops = &self.lanes[st.touched[s] as usize].staged;
-                while head[s] < ops.len() {
-                    let i = ops[head[s]] as usize;
-                    if let Some(q) = blocker(i, &emitted) {
+                while (head[s] as usize) < ops.len() {
+                    let i = ops[head[s] as usize] as usize;
+                    if let Some(q) = blocker(i, emitted) {
                         next_waiter[s] = waiting_on[q];
                         waiting_on[q] = s as u32;
                         break;
@@ -275,9 +329,10 @@ impl Emitter {
             }
         }
         if order.len() < n {
-            return Ok((0..n as u32).collect());
+            order.clear();
+            order.extend(0..n as u32);
         }
-        Ok(order)
+        Ok(())
     }
 
     /// End of the program on every rank that did anything: the final calc.
