@@ -31,19 +31,21 @@ pub struct Tk {
     lo: u64,
 }
 
-struct Multi<'a> {
+/// N ≤ K points per pass: a pass carries N values per time (passes with fewer points copy
+/// and compare less).
+struct Multi<'a, const N: usize> {
     pts: &'a [Point],
     k: usize,
-    best: [Option<Tk>; K],
+    best: [Option<Tk>; N],
 }
 
-impl Domain for Multi<'_> {
-    type Val = [Tk; K];
-    fn zero(&mut self) -> [Tk; K] {
-        [Tk { t: 0, hi: 0, lo: 0 }; K]
+impl<const N: usize> Domain for Multi<'_, N> {
+    type Val = [Tk; N];
+    fn zero(&mut self) -> [Tk; N] {
+        [Tk { t: 0, hi: 0, lo: 0 }; N]
     }
     #[inline]
-    fn add(&mut self, x: &[Tk; K], a: &Affine) -> [Tk; K] {
+    fn add(&mut self, x: &[Tk; N], a: &Affine) -> [Tk; N] {
         let mut r = *x;
         let ak = a.a[self.k];
         for (i, pt) in self.pts.iter().enumerate() {
@@ -54,7 +56,7 @@ impl Domain for Multi<'_> {
         r
     }
     #[inline]
-    fn max(&mut self, c: &[[Tk; K]]) -> ([Tk; K], usize) {
+    fn max(&mut self, c: &[[Tk; N]]) -> ([Tk; N], usize) {
         let mut best = c[0];
         for x in &c[1..] {
             for i in 0..self.pts.len() {
@@ -63,7 +65,7 @@ impl Domain for Multi<'_> {
         }
         (best, 0)
     }
-    fn end(&mut self, _v: u32, e: &[Tk; K]) {
+    fn end(&mut self, _v: u32, e: &[Tk; N]) {
         for i in 0..self.pts.len() {
             match &mut self.best[i] {
                 None => self.best[i] = Some(e[i]),
@@ -90,12 +92,23 @@ pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Resul
     }
     let mut out = Vec::with_capacity(points.len());
     for chunk in points.chunks(K) {
-        let mut dom = Multi { pts: chunk, k, best: [None; K] };
-        walk(g, plan, &mut dom, None);
-        for (i, pt) in chunk.iter().enumerate() {
-            let b = dom.best[i].unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
+        let best: Vec<Option<Tk>> = match chunk.len() {
+            1 => pass::<1>(g, plan, chunk, k),
+            2 => pass::<2>(g, plan, chunk, k),
+            3 | 4 => pass::<4>(g, plan, chunk, k),
+            _ => pass::<K>(g, plan, chunk, k),
+        };
+        for (b, pt) in best.into_iter().zip(chunk) {
+            let b = b.unwrap_or(Tk { t: 0, hi: 0, lo: 0 });
             out.push(Eval { t: b.t, unit: pt.unit, right: b.hi, left: b.lo });
         }
     }
     Ok(out)
+}
+
+/// One pass for `pts` (at most N points).
+fn pass<const N: usize>(g: &ExecGraph, plan: &Plan, pts: &[Point], k: usize) -> Vec<Option<Tk>> {
+    let mut dom = Multi::<N> { pts, k, best: [None; N] };
+    walk(g, plan, &mut dom, None);
+    dom.best[..pts.len()].to_vec()
 }
