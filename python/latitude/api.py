@@ -26,13 +26,19 @@ def _core():
     return _core
 
 
-def load(path: str, progress: bool = True, schedule=None) -> "Graph":
-    """Load an execution graph from a GOAL file, or schedule a liballprof trace (a directory
-    or the rank-0 file) in memory with `schedule` (a latitude.traces.ScheduleOptions)."""
+def load(path: str, progress: bool = True, schedule=None, seed: int = 1) -> "Graph":
+    """Load an execution graph from a GOAL file, schedule a liballprof trace (a directory
+    or the rank-0 file) in memory with `schedule` (a latitude.traces.ScheduleOptions), or
+    generate a job file's graph (latitude.jobs; `seed`, and `schedule.coll` for collective
+    motifs without alg=)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
+    from latitude.jobs import generate, is_job_file
     from latitude.traces import is_trace
+
+    if is_job_file(path):
+        return generate(path, seed=seed, coll=schedule.coll if schedule else "default", progress=progress)
 
     if is_trace(path):
         from latitude.traces import schedule as schedule_trace

@@ -14,6 +14,7 @@ pub mod lp;
 pub mod model;
 pub mod schedule;
 pub mod sim;
+pub mod synth;
 pub mod trace;
 
 pub use error::{Error, Result};

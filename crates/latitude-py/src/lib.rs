@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 mod sim;
+mod synth;
 
 use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
@@ -511,6 +512,8 @@ const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "messag
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Graph>()?;
+    m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
+    m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
     m.add("NPARAM", NPARAM)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())

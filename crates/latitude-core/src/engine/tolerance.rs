@@ -10,7 +10,7 @@
 //! final one: 0 means unbounded. All tolerances of one call advance together, their
 //! evaluations sharing graph passes.
 
-use super::multi::evaluate;
+use super::multi::{evaluate, Eval};
 use super::plan::Plan;
 use super::rational::{Line, Rat};
 use crate::error::Result;
@@ -39,7 +39,7 @@ pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, r
     let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
     let t0 = e0.t; // ticks (den 1)
     let targets: Vec<Rat> = ratios.iter().map(|&(n, d)| Rat::new(t0 * n, d)).collect();
-    let (bounds, evals) = max_below(g, plan, base, k, x0, &targets)?;
+    let (bounds, evals) = max_below_from(g, plan, base, k, x0, e0, &targets)?;
     let res = bounds
         .into_iter()
         .zip(evals)
@@ -50,8 +50,13 @@ pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, r
 
 /// For each target τ (ticks): the largest x ≥ x₀ with T(x) ≤ τ, and evaluations used.
 pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
-    let x0r = Rat::int(x0);
     let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
+    max_below_from(g, plan, base, k, x0, e0, targets)
+}
+
+/// [`max_below`] with T and the slopes at x₀ already evaluated (`e0`).
+fn max_below_from(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, e0: Eval, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
+    let x0r = Rat::int(x0);
     let t0 = Rat::int(e0.t);
     let (_, right0) = Line::at(x0r, &e0);
     let mut res = vec![Bound::Exceeded; targets.len()];

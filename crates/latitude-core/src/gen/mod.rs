@@ -1,5 +1,5 @@
 //! Graph generators that need no trace: random programs for property tests and benches.
-//! (Synthetic motif workloads from job files live with the collective library.)
+//! (Synthetic motif workloads from job files: `synth`.)
 
 pub mod random;
 

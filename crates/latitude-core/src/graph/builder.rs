@@ -2,7 +2,7 @@
 //! by rank and local dependencies between them; `finish` matches messages, orders the graph
 //! topologically and validates it (one-line errors naming the operations involved).
 
-use super::{matching, order, Dep, ExecGraph, Kind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
+use super::{matching, order, Dep, ExecGraph, Kind, OrderKind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
 use crate::error::{Error, Result};
 
 /// One operation to add.
@@ -184,7 +184,21 @@ impl GraphBuilder {
     }
 
     /// Match messages, order topologically, validate. Consumes the builder.
-    pub fn finish(mut self) -> Result<ExecGraph> {
+    pub fn finish(self) -> Result<ExecGraph> {
+        self.finish_with(false)
+    }
+
+    /// Like [`finish`](Self::finish) for ops added in a time-like order (generators that
+    /// emit every op after its prerequisites and after the partners of the message ops it
+    /// requires): messages are matched in one streaming pass, and if the insertion order is
+    /// already a valid `AnyProtocol` order (checked in one pass: graph/order.rs) it is kept —
+    /// no ordering, no renumbering. Otherwise the graph is ordered as by `finish`. Either
+    /// way the result satisfies the same contract; only the stored order may differ.
+    pub fn finish_in_order(self) -> Result<ExecGraph> {
+        self.finish_with(true)
+    }
+
+    fn finish_with(mut self, in_order: bool) -> Result<ExecGraph> {
         let n = self.kind.len();
         let path = self.path.clone().unwrap_or_default();
         let loc = |b: &GraphBuilder, v: u32| -> (String, u64) {
@@ -198,7 +212,8 @@ impl GraphBuilder {
             vec![NONE; n]
         } else {
             let m = matching::Messages { kind: &self.kind, rank: &self.rank, peer: &self.peer, tag: &self.tag, val: &self.val };
-            matching::match_messages(&m).map_err(|(v, msg)| {
+            let matched = if in_order { matching::match_streaming(&m) } else { matching::match_messages(&m) };
+            matched.map_err(|(v, msg)| {
                 let (f, l) = loc(&self, v);
                 // "unmatched send of ..." -> "unmatched send l7 of ..."
                 let msg = match self.label(v) {
@@ -209,7 +224,12 @@ impl GraphBuilder {
             })?
         };
         let topo = order::Topo { num_ranks: self.num_ranks, kind: &self.kind, rank: &self.rank, local: &self.local, pred_off: &pred_off, pred: &pred, partner: &partner };
-        let (perm, kind) = order::order(&topo).map_err(|cycle| self.cycle_error(&cycle))?;
+        let (perm, kind) = if in_order && self.wildcards == 0 && order::in_order(&topo) {
+            (None, OrderKind::AnyProtocol)
+        } else {
+            let (perm, kind) = order::order(&topo).map_err(|cycle| self.cycle_error(&cycle))?;
+            (Some(perm), kind)
+        };
         let mut g = ExecGraph {
             num_ranks: self.num_ranks,
             kind: std::mem::take(&mut self.kind),
@@ -227,7 +247,9 @@ impl GraphBuilder {
             wildcards: self.wildcards,
             source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line) }),
         };
-        order::apply_permutation(&mut g, &perm);
+        if let Some(perm) = perm {
+            order::apply_permutation(&mut g, &perm);
+        }
         Ok(g)
     }
 

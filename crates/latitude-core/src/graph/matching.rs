@@ -101,3 +101,80 @@ fn unmatched(m: &Messages, v: u32, sends: &[u32], recvs: &[u32]) -> (u32, String
     };
     (v, msg)
 }
+
+/// The same pairs as [`match_messages`] (k-th send ↔ k-th recv of each (src, dst, tag)
+/// stream in issue order) found in one pass over the ids, keeping per stream only the
+/// queue of ops still waiting for a partner. For graphs added roughly in time order (a
+/// generator's output) the open queues stay small, so this avoids sorting every message op;
+/// for rank-by-rank input (GOAL files) they grow to whole streams, where sorting wins.
+/// Errors are those of [`match_messages`].
+pub(crate) fn match_streaming(m: &Messages) -> Result<Vec<u32>, (u32, String)> {
+    let mut s = Streams::default();
+    s.run(m)?;
+    Ok(std::mem::take(&mut s.partner))
+}
+
+/// The streaming matcher's state, reusable across calls (generators match many small
+/// instances; fresh buffers each time would cost page faults).
+#[derive(Default)]
+pub(crate) struct Streams {
+    pub partner: Vec<u32>,
+    next: Vec<u32>,
+    open: rustc_hash::FxHashMap<(u32, u32, u32), Queue>,
+}
+
+/// Ops of one stream waiting for a partner (all sends or all recvs), linked by `next`.
+#[derive(Clone, Copy)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+impl Streams {
+    /// Match `m` into `self.partner` (see [`match_streaming`]).
+    pub(crate) fn run(&mut self, m: &Messages) -> Result<(), (u32, String)> {
+        let n = m.kind.len();
+        let (partner, next, open) = (&mut self.partner, &mut self.next, &mut self.open);
+        partner.clear();
+        partner.resize(n, NONE);
+        next.clear();
+        next.resize(n, NONE);
+        open.clear();
+        for v in 0..n {
+            let (key, kind) = match m.kind[v] {
+                Kind::Send => ((m.rank[v], m.peer[v], m.tag[v]), Kind::Send),
+                Kind::Recv => ((m.peer[v], m.rank[v], m.tag[v]), Kind::Recv),
+                Kind::Calc => continue,
+            };
+            let v = v as u32;
+            match open.get_mut(&key) {
+                // The waiting ops are of the other kind: v pairs with the oldest.
+                Some(q) if m.kind[q.head as usize] != kind => {
+                    let u = q.head;
+                    partner[u as usize] = v;
+                    partner[v as usize] = u;
+                    if u == q.tail {
+                        open.remove(&key);
+                    } else {
+                        q.head = next[u as usize];
+                    }
+                }
+                Some(q) => {
+                    next[q.tail as usize] = v;
+                    q.tail = v;
+                }
+                None => {
+                    open.insert(key, Queue { head: v, tail: v });
+                }
+            }
+        }
+        if open.is_empty() {
+            return Ok(());
+        }
+        // Report exactly as the sorting matcher does.
+        match match_messages(m) {
+            Err(e) => Err(e),
+            Ok(_) => unreachable!("a stream with an op left open has an unmatched op"),
+        }
+    }
+}

@@ -12,7 +12,7 @@
 //! (see `order.rs`).
 
 mod builder;
-mod matching;
+pub(crate) mod matching;
 pub(crate) mod order;
 mod source;
 

@@ -78,6 +78,18 @@ pub(crate) fn order_rendezvous(t: &Topo, rendezvous: &dyn Fn(usize) -> bool) -> 
     kahn(t, &succ, rendezvous).map_err(|emitted| find_cycle(t, &emitted, rendezvous))
 }
 
+/// Is the current numbering already an `AnyProtocol` order? Every op comes after its local
+/// prerequisites, and every op that `requires` a message op comes after that op's partner
+/// (what `kahn` guarantees when every send is treated as rendezvous). One pass, no memory.
+pub(crate) fn in_order(t: &Topo) -> bool {
+    (0..t.kind.len()).all(|v| {
+        t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize].iter().all(|&p| {
+            let q = (p & !IREQ) as usize;
+            q < v && (p & IREQ != 0 || t.end_at_partner(q, &|_| true).map_or(true, |x| x < v))
+        })
+    })
+}
+
 /// Successor CSR (offsets, ids with the IREQ flag of the edge) from the predecessor CSR.
 fn successors(t: &Topo) -> (Vec<u32>, Vec<u32>) {
     let n = t.kind.len();
