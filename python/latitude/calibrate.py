@@ -47,6 +47,9 @@ class Measurements:
             parts = line.split(",")
             try:
                 kind = parts[0]
+                want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "eager": 2}.get(kind)
+                if want and len(parts) != want:
+                    raise ValueError
                 if kind == "pingpong":
                     m.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
                 elif kind in ("o_send", "o_recv", "stream"):

@@ -16,6 +16,7 @@ execution graph of a trace covers) and counters.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,8 @@ class Launch:
             argv = argv[1:]
         if not argv:
             raise InputError("command", "no launcher given (e.g. -- mpirun -np 2 ./app)")
+        if not shutil.which(argv[0]):
+            raise InputError(argv[0], "launcher not found (is it on PATH?)")
         family = tracer.launcher_family(argv)
         info = tracer.probe_mpi(tracer.find_mpicc(argv, mpicc))
         hydra = {"mpich", "intel"}

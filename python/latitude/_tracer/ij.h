@@ -48,6 +48,7 @@ struct ij_state {
     /* counters for the report */
     uint64_t n_recv, n_send, n_rndv, n_fin, n_coll, n_probe, n_exact;
     uint64_t held_ns;       /* total time receives were held beyond their natural completion */
+    uint64_t send_ns, recv_ns; /* total time from start to natural completion */
     uint64_t n_fallback;    /* collectives passed to MPI unchanged */
 };
 extern struct ij_state ij;
@@ -68,6 +69,7 @@ enum { IJ_APP = 0, IJ_COLL = 1 };
 #define IJ_TAG_FIN(ch) (2 + 2 * (ch)) /* FIN stream (rendezvous completion) */
 #define IJ_TAG_COLL0 16               /* collective payload: 16 + instance mod IJ_COLL_TAGS */
 #define IJ_COLL_TAGS 16384
+#define IJ_TAG_NEVER 15               /* probed to drive MPI's progress; never sent */
 
 /* wire formats */
 struct ij_ts {

@@ -18,6 +18,7 @@
 #include "ij.h"
 #include "lt.h" /* struct lt_map */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,7 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
 static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited)
 {
     r->done = 1;
+    ij.recv_ns += now - r->t_post;
     r->t_done = now;
     r->st = *st;
     uint64_t order = r->order;
@@ -260,6 +262,12 @@ static int poll_send(struct ij_req *r)
         }
         r->done = 1;
         r->t_done = now;
+        ij.send_ns += now - r->t_post;
+        if (ij.debug > 0) {
+            ij.debug--;
+            fprintf(stderr, "inject[%d] send %llu B completed after %.3f us\n", ij.rank,
+                    (unsigned long long)r->bytes, (double)(now - r->t_post) / 1e3);
+        }
         if (r->bytes <= ij.eager_limit || r->peer == MPI_PROC_NULL) {
             r->t_release = now;
             r->known = 1;
@@ -292,9 +300,26 @@ int ij_poll(struct ij_req *r)
 }
 
 /* ---- background work ---- */
+/* Waiting inside MPI lets MPI progress its own transfers (a rendezvous acknowledgement, the
+ * next fragment): while the injector holds a message it keeps doing so with a probe that
+ * matches nothing, or the held process would stall its peers' transfers as well. */
+static void kick(void)
+{
+    static MPI_Comm world = MPI_COMM_NULL;
+    int flag;
+    if (world == MPI_COMM_NULL) {
+        struct ij_comm *c = ij_comm_get(MPI_COMM_WORLD);
+        if (!c)
+            return;
+        world = c->shadow;
+    }
+    PMPI_Iprobe(MPI_ANY_SOURCE, IJ_TAG_NEVER, world, &flag, MPI_STATUS_IGNORE);
+}
+
 void ij_progress(void)
 {
     ij_reap(0);
+    kick();
     if (n_rndv_recvs) {
         uint64_t pass = ij_now();
         struct ij_req *q = head;
