@@ -176,24 +176,26 @@ def cache_key(info: MPIInfo, src: Path) -> str:
 
 
 def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False,
-                 log=None) -> Path:
-    """Compile the tracer for this MPI once; returns the cached library's path."""
+                 log=None, name: str = LIB_NAME) -> Path:
+    """Compile the tracer for this MPI once; returns the cached library's path. `name` picks
+    another artifact of the same sources (the latency injector, the calibration program)."""
     src = tracer_sources()
     target_dir = (root or cache_root()) / cache_key(info, src)
-    lib = target_dir / LIB_NAME
+    lib = target_dir / name
     if lib.is_file() and not force:
         return lib
     if log:
-        log(f"building the tracer for {info.family} with {info.mpicc} (once, cached in {target_dir})")
+        what = "the tracer" if name == LIB_NAME else name
+        log(f"building {what} for {info.family} with {info.mpicc} (once, cached in {target_dir})")
     target_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
-        proc = subprocess.run(["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}",
+                               f"{tmp}/{name}"], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise ToolError(f"building the tracer with {info.mpicc} failed:\n"
+            raise ToolError(f"building {name} with {info.mpicc} failed:\n"
                             f"{proc.stdout}{proc.stderr}".rstrip())
         target_dir.mkdir(exist_ok=True)
-        os.replace(Path(tmp) / LIB_NAME, lib)  # atomic: concurrent builds do not collide
+        os.replace(Path(tmp) / name, lib)  # atomic: concurrent builds do not collide
     return lib
 
 

@@ -1,0 +1,190 @@
+/* Latitude latency injector: shared internals.
+ *
+ * The injector adds ΔL to the network latency seen by an unmodified MPI application (LLAMP
+ * paper §III-A, Fig. 8d): every message becomes visible to its receiver ΔL later than it
+ * otherwise would, and eager senders are never delayed. It works entirely above MPI (PMPI
+ * interposition, no root rights, no patched MPI):
+ *
+ *  - Every data message is preceded by a timestamp message (struct ij_ts: the sender's clock
+ *    at the start of its call, the size, the data tag and a sequence number) on a private
+ *    "shadow" duplicate of the communicator. Timestamps of one sender form one FIFO stream;
+ *    the receiver files them by data tag. MPI's non-overtaking rule makes the k-th message
+ *    a receiver completes for (source, tag, communicator) the k-th one sent, provided the
+ *    completions are handled in posting order (ij_req.c takes care of that).
+ *  - A receive is reported complete (Wait/Test families, Recv, Probe) only at its release
+ *    time (ij_stream.c, ij_release): max(natural completion, t_send + one-way + k·ΔL), where
+ *    one-way is the message's natural send-start → receive-complete time (measured exactly
+ *    when the receiver was already waiting, estimated from such measurements otherwise) and
+ *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake
+ *    protocol of the LLAMP paper's App. B (DESIGN §4, model.rs): the receiver completes
+ *    3·ΔL later (RTS, read request, data) and the sender completes when a FIN message that
+ *    the receiver sends at its release time reaches it (a 4th ΔL).
+ *  - All ranks of a node read one clock (CLOCK_MONOTONIC); ranks on other nodes correct
+ *    theirs by an offset measured at MPI_Init (ij_core.c).
+ *  - Collectives are re-implemented over point-to-point on the shadow communicator with the
+ *    algorithms `latitude schedule` assumes by default (ij_coll*.c), reductions with
+ *    MPI_Reduce_local, so every collective message gets its ΔL and model and run agree on
+ *    the algorithm.
+ */
+#ifndef IJ_H
+#define IJ_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* ---- configuration and counters ---- */
+struct ij_state {
+    uint64_t delta;         /* ΔL, ns */
+    uint64_t eager_limit;   /* S: messages of more bytes use the rendezvous rule */
+    double ow_a, ow_b;      /* fallback one-way model a + b·s (ns), used before any sample */
+    int64_t clock_offset;   /* added to CLOCK_MONOTONIC: the reference node's clock */
+    int coll;               /* re-implement collectives (LATITUDE_INJECT_COLL=0: pass through) */
+    int debug;              /* LATITUDE_INJECT_DEBUG=n: print the first n release decisions */
+    int active;             /* between MPI_Init and MPI_Finalize */
+    int rank, size;
+    uint64_t t_init_end, t_fin_start;
+    /* counters for the report */
+    uint64_t n_recv, n_send, n_rndv, n_fin, n_coll, n_probe, n_exact;
+    uint64_t held_ns;       /* total time receives were held beyond their natural completion */
+    uint64_t send_ns, recv_ns; /* total time from start to natural completion */
+    uint64_t n_fallback;    /* collectives passed to MPI unchanged */
+};
+extern struct ij_state ij;
+
+static inline uint64_t ij_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ij.clock_offset);
+}
+
+void ij_warn_once(const char *key, const char *fmt, ...);
+void ij_fatal(const char *fmt, ...);
+
+/* ---- channels and tags on the shadow communicator ---- */
+enum { IJ_APP = 0, IJ_COLL = 1 };
+#define IJ_TAG_TS(ch) (1 + 2 * (ch))  /* timestamp stream of a channel */
+#define IJ_TAG_FIN(ch) (2 + 2 * (ch)) /* FIN stream (rendezvous completion) */
+#define IJ_TAG_COLL0 16               /* collective payload: 16 + instance mod IJ_COLL_TAGS */
+#define IJ_COLL_TAGS 16384
+#define IJ_TAG_NEVER 15               /* probed to drive MPI's progress; never sent */
+
+/* wire formats */
+struct ij_ts {
+    uint64_t t_send;  /* sender's clock at the start of its call */
+    uint64_t bytes;   /* message size */
+    int32_t tag;      /* data tag */
+    uint32_t seq;     /* sender's message number for (peer, channel) */
+};
+struct ij_fin {
+    uint64_t t_release; /* when the receiver released the message */
+    uint32_t seq;
+    uint32_t pad;
+};
+
+/* received timestamps not yet assigned to a receive, in arrival order */
+struct ij_tsq {
+    struct ij_ts *e;
+    uint64_t *probe_rel; /* release time a probe gave the entry (0: none) */
+    size_t n, cap;
+};
+struct ij_finq {
+    struct ij_fin *e;
+    size_t n, cap;
+};
+struct ij_peer {
+    uint32_t send_seq[2];
+    struct ij_tsq ts[2];
+    struct ij_finq fin[2];
+};
+
+/* ---- communicators (ij_comm.c) ---- */
+struct ij_comm {
+    MPI_Comm app, shadow;
+    int rank, size;       /* in the local group */
+    int remote;           /* number of peers p2p addresses (remote group for intercomms) */
+    int inter;
+    struct ij_peer *peers; /* [remote], allocated on first use */
+    uint32_t coll_seq;
+};
+struct ij_comm *ij_comm_get(MPI_Comm c); /* NULL: not known (created by an unwrapped call) */
+struct ij_peer *ij_peer(struct ij_comm *c, int peer);
+void ij_comm_register(MPI_Comm c);       /* collective over c: creates its shadow */
+void ij_comm_forget(MPI_Comm c);
+void ij_comm_free_all(void);
+
+/* ---- timestamp/FIN streams, one-way estimates, release rule (ij_stream.c) ---- */
+void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm);
+void ij_reap(int all);
+void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, uint64_t t_send,
+                uint32_t *seq);
+/* the oldest unassigned timestamp from src with data tag `tag`; waits for it */
+void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out,
+                uint64_t *probe_rel);
+struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel);
+int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out);
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release);
+void ij_ow_sample(uint64_t bytes, uint64_t ow);
+double ij_ow_hat(uint64_t bytes);
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited);
+
+/* ---- requests (ij_req.c) ---- */
+enum { IJ_SEND = 1, IJ_RECV, IJ_COLLREQ };
+enum { IJ_MODE_STD, IJ_MODE_SYNC, IJ_MODE_BUF, IJ_MODE_READY };
+struct ij_sched;
+struct ij_req {
+    int kind, chan;
+    struct ij_comm *c;
+    MPI_Request mreq;     /* MPI's request for the data (the app's handle for app requests) */
+    int peer, tag;        /* send: destination; recv: source and tag as posted */
+    uint64_t bytes;       /* send: message size; recv: capacity */
+    int persistent, active, heap;
+    uint64_t t_post;      /* send: its start time; recv: posting time */
+    uint64_t order;       /* recv: posting order */
+    uint32_t seq;         /* send: message number (echoed by the FIN) */
+    int done;             /* MPI has completed the transfer (observed) */
+    int known;            /* t_release is known */
+    uint64_t t_seen;      /* last poll that found the transfer incomplete (0: none) */
+    uint64_t t_done, t_release;
+    MPI_Status st;
+    struct ij_req *prev, *next; /* outstanding receives in posting order */
+    int listed;
+    struct ij_sched *sched;     /* IJ_COLLREQ */
+};
+
+/* dcomm/dtag: where the data travels (the app's communicator and tag, or the shadow and a
+ * collective payload tag) */
+void ij_send_begin(struct ij_req *r, struct ij_comm *c, int chan, const void *buf, int count,
+                   MPI_Datatype dt, int dst, MPI_Comm dcomm, int dtag, int mode);
+void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int count,
+                   MPI_Datatype dt, int src, MPI_Comm dcomm, int dtag);
+void ij_send_restart(struct ij_req *r); /* MPI_Start of a persistent send */
+void ij_recv_restart(struct ij_req *r);
+int ij_poll(struct ij_req *r);          /* 1 when the request may be reported complete */
+void ij_unlist(struct ij_req *r);
+void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t before);
+void ij_progress(void);                 /* background work of every waiting loop */
+
+struct ij_req *ij_req_new(void);
+void ij_req_free(struct ij_req *r);
+struct ij_req *ij_req_find(MPI_Request h);
+void ij_req_track(struct ij_req *r);    /* app handle r->mreq -> r */
+void ij_req_untrack(struct ij_req *r);
+/* Complete a released app request for the application: frees it (or deactivates a
+ * persistent one), fills *st, sets *h. */
+void ij_req_finish(struct ij_req *r, MPI_Request *h, MPI_Status *st);
+
+/* ---- collectives (ij_sched.c, ij_coll_*.c) ---- */
+void ij_sched_progress_all(void);
+int ij_coll_poll(struct ij_req *r);     /* a nonblocking collective's request */
+
+static inline uint64_t ij_type_bytes(int count, MPI_Datatype dt)
+{
+    int sz = 0;
+    PMPI_Type_size(dt, &sz);
+    return count > 0 ? (uint64_t)count * (uint64_t)sz : 0;
+}
+
+#endif

@@ -1,0 +1,355 @@
+/* Injected transfers: starting sends and receives, observing their completion, and deciding
+ * when the application may see it (ij_poll).
+ *
+ * A receive is observed complete by polling MPI_Request_get_status (which leaves the request
+ * alive, so a Test can still report "not yet"). On observation it takes its message's
+ * timestamp and gets its release time (ij_release). Timestamps are assigned per
+ * (source, tag) stream in message order, which equals posting order among the receives that
+ * consume the stream: before a receive takes a timestamp, every earlier-posted receive on
+ * the same communicator that could have matched the same stream is checked and, if MPI has
+ * completed it, observed first (ij_observe_matching).
+ *
+ * A rendezvous receive (s > S) sends a FIN carrying its release time to the sender as soon
+ * as it is observed; the sender's request completes at max(natural completion,
+ * t_release + one-way + ΔL), i.e. when the FIN, sent at the release, would arrive. Receives
+ * that may be rendezvous (capacity > S) are observed by ij_progress from every waiting loop,
+ * so a sender blocked on its FIN never waits for its receiver to call Wait.
+ */
+#include "ij.h"
+#include "lt.h" /* struct lt_map */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a poll this soon after the previous one that found the transfer incomplete means the
+ * receiver was waiting: the completion time is the natural one */
+#define WAITING_GAP_NS 5000
+
+static struct ij_req *head, *tail; /* outstanding receives in posting order */
+static uint64_t post_counter;
+static int n_rndv_recvs;           /* listed receives whose capacity exceeds S */
+static struct lt_map reqs;         /* app request handle -> record */
+
+/* ---- records ---- */
+struct ij_req *ij_req_new(void)
+{
+    struct ij_req *r = calloc(1, sizeof *r);
+    if (!r)
+        ij_fatal("out of memory");
+    r->heap = 1;
+    return r;
+}
+
+void ij_req_free(struct ij_req *r)
+{
+    ij_unlist(r);
+    if (r->heap)
+        free(r);
+}
+
+struct ij_req *ij_req_find(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL || !reqs.n)
+        return NULL;
+    uint64_t *v = lt_map_get(&reqs, LT_HANDLE(h));
+    return v ? (struct ij_req *)(uintptr_t)*v : NULL;
+}
+
+void ij_req_track(struct ij_req *r)
+{
+    if (r->mreq != MPI_REQUEST_NULL)
+        lt_map_put(&reqs, LT_HANDLE(r->mreq), (uint64_t)(uintptr_t)r);
+}
+
+void ij_req_untrack(struct ij_req *r)
+{
+    if (r->mreq != MPI_REQUEST_NULL)
+        lt_map_del(&reqs, LT_HANDLE(r->mreq));
+}
+
+/* ---- the list of outstanding receives ---- */
+static void list_add(struct ij_req *r)
+{
+    r->order = ++post_counter;
+    r->prev = tail;
+    r->next = NULL;
+    if (tail)
+        tail->next = r;
+    else
+        head = r;
+    tail = r;
+    r->listed = 1;
+    if (r->bytes > ij.eager_limit)
+        n_rndv_recvs++;
+}
+
+void ij_unlist(struct ij_req *r)
+{
+    if (!r->listed)
+        return;
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        tail = r->prev;
+    r->listed = 0;
+    if (r->bytes > ij.eager_limit)
+        n_rndv_recvs--;
+}
+
+/* ---- starting transfers ---- */
+static void reset(struct ij_req *r)
+{
+    r->done = r->known = 0;
+    r->t_seen = r->t_done = r->t_release = 0;
+    r->active = 1;
+}
+
+void ij_send_begin(struct ij_req *r, struct ij_comm *c, int chan, const void *buf, int count,
+                   MPI_Datatype dt, int dst, MPI_Comm dcomm, int dtag, int mode)
+{
+    r->kind = IJ_SEND;
+    r->chan = chan;
+    r->c = c;
+    r->peer = dst;
+    r->tag = dtag;
+    r->bytes = ij_type_bytes(count, dt);
+    reset(r);
+    r->t_post = ij_now();
+    if (dst == MPI_PROC_NULL) {
+        r->active = 0; /* nothing to delay */
+        PMPI_Isend(buf, count, dt, dst, dtag, dcomm, &r->mreq);
+        return;
+    }
+    ij_send_ts(c, chan, dst, dtag, r->bytes, r->t_post, &r->seq);
+    ij.n_send++;
+    switch (mode) {
+    case IJ_MODE_SYNC:
+        PMPI_Issend(buf, count, dt, dst, dtag, dcomm, &r->mreq);
+        break;
+    case IJ_MODE_BUF:
+        PMPI_Ibsend(buf, count, dt, dst, dtag, dcomm, &r->mreq);
+        break;
+    case IJ_MODE_READY:
+        PMPI_Irsend(buf, count, dt, dst, dtag, dcomm, &r->mreq);
+        break;
+    default:
+        PMPI_Isend(buf, count, dt, dst, dtag, dcomm, &r->mreq);
+    }
+}
+
+void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int count,
+                   MPI_Datatype dt, int src, MPI_Comm dcomm, int dtag)
+{
+    r->kind = IJ_RECV;
+    r->chan = chan;
+    r->c = c;
+    r->peer = src;
+    r->tag = dtag;
+    r->bytes = ij_type_bytes(count, dt);
+    reset(r);
+    r->t_post = ij_now();
+    PMPI_Irecv(buf, count, dt, src, dtag, dcomm, &r->mreq);
+    if (src == MPI_PROC_NULL)
+        r->active = 0;
+    else
+        list_add(r);
+}
+
+void ij_send_restart(struct ij_req *r)
+{
+    reset(r);
+    r->t_post = ij_now();
+    ij_send_ts(r->c, r->chan, r->peer, r->tag, r->bytes, r->t_post, &r->seq);
+    ij.n_send++;
+}
+
+void ij_recv_restart(struct ij_req *r)
+{
+    reset(r);
+    r->t_post = ij_now();
+    list_add(r);
+}
+
+/* ---- observing completion ---- */
+static int may_match(const struct ij_req *q, int src, int tag)
+{
+    return (q->peer == MPI_ANY_SOURCE || q->peer == src) &&
+           (q->tag == MPI_ANY_TAG || q->tag == tag);
+}
+
+static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited);
+
+void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t before)
+{
+    struct ij_req *q = head;
+    while (q && q->order < before) {
+        if (q->c == c && q->chan == chan && may_match(q, src, tag)) {
+            int flag;
+            MPI_Status st;
+            PMPI_Request_get_status(q->mreq, &flag, &st);
+            if (flag) {
+                observe_recv(q, ij_now(), &st, 0);
+                q = head; /* observing unlists receives: start again */
+                continue;
+            }
+            q->t_seen = ij_now();
+        }
+        q = q->next;
+    }
+}
+
+/* waited: the poll that saw the completion followed one that did not by less than
+ * WAITING_GAP_NS, so MPI completed the transfer while we were polling: `now` is its natural
+ * completion time. */
+static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited)
+{
+    r->done = 1;
+    ij.recv_ns += now - r->t_post;
+    r->t_done = now;
+    r->st = *st;
+    uint64_t order = r->order;
+    ij_unlist(r);
+    int cancelled = 0;
+    PMPI_Test_cancelled(st, &cancelled);
+    if (cancelled || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0) {
+        r->t_release = now;
+        r->known = 1;
+        return;
+    }
+    ij_observe_matching(r->c, r->chan, st->MPI_SOURCE, st->MPI_TAG, order);
+    struct ij_ts ts;
+    uint64_t probe_rel;
+    ij_ts_take(r->c, r->chan, st->MPI_SOURCE, st->MPI_TAG, &ts, &probe_rel);
+    r->t_release = ij_release(&ts, r->t_post, now, waited);
+    r->known = 1;
+    ij.n_recv++;
+    if (ts.bytes > ij.eager_limit)
+        ij_send_fin(r->c, r->chan, st->MPI_SOURCE, ts.seq, r->t_release);
+}
+
+static int poll_recv(struct ij_req *r)
+{
+    if (!r->done) {
+        int flag;
+        MPI_Status st;
+        /* the gap is measured to the start of this poll: the poll itself may do the copy */
+        uint64_t t0 = ij_now();
+        PMPI_Request_get_status(r->mreq, &flag, &st);
+        uint64_t now = ij_now();
+        if (!flag) {
+            r->t_seen = now;
+            return 0;
+        }
+        observe_recv(r, now, &st, r->t_seen && t0 - r->t_seen <= WAITING_GAP_NS);
+    }
+    return ij_now() >= r->t_release;
+}
+
+static int poll_send(struct ij_req *r)
+{
+    if (!r->done) {
+        int flag;
+        PMPI_Request_get_status(r->mreq, &flag, &r->st);
+        uint64_t now = ij_now();
+        if (!flag) {
+            r->t_seen = now;
+            return 0;
+        }
+        r->done = 1;
+        r->t_done = now;
+        ij.send_ns += now - r->t_post;
+        if (ij.debug > 0) {
+            ij.debug--;
+            fprintf(stderr, "inject[%d] send %llu B completed after %.3f us\n", ij.rank,
+                    (unsigned long long)r->bytes, (double)(now - r->t_post) / 1e3);
+        }
+        if (r->bytes <= ij.eager_limit || r->peer == MPI_PROC_NULL) {
+            r->t_release = now;
+            r->known = 1;
+        }
+    }
+    if (!r->known) {
+        struct ij_fin fin;
+        if (!ij_fin_take(r->c, r->chan, r->peer, r->seq, &fin))
+            return 0;
+        double ow = ij_ow_hat(sizeof fin);
+        uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + ij.delta;
+        r->t_release = rel > r->t_done ? rel : r->t_done;
+        r->known = 1;
+    }
+    return ij_now() >= r->t_release;
+}
+
+int ij_poll(struct ij_req *r)
+{
+    if (!r->active)
+        return 1;
+    switch (r->kind) {
+    case IJ_RECV:
+        return poll_recv(r);
+    case IJ_SEND:
+        return poll_send(r);
+    default:
+        return ij_coll_poll(r);
+    }
+}
+
+/* ---- background work ---- */
+/* Waiting inside MPI lets MPI progress its own transfers (a rendezvous acknowledgement, the
+ * next fragment): while the injector holds a message it keeps doing so with a probe that
+ * matches nothing, or the held process would stall its peers' transfers as well. */
+static void kick(void)
+{
+    static MPI_Comm world = MPI_COMM_NULL;
+    int flag;
+    if (world == MPI_COMM_NULL) {
+        struct ij_comm *c = ij_comm_get(MPI_COMM_WORLD);
+        if (!c)
+            return;
+        world = c->shadow;
+    }
+    PMPI_Iprobe(MPI_ANY_SOURCE, IJ_TAG_NEVER, world, &flag, MPI_STATUS_IGNORE);
+}
+
+void ij_progress(void)
+{
+    ij_reap(0);
+    kick();
+    if (n_rndv_recvs) {
+        uint64_t pass = ij_now();
+        struct ij_req *q = head;
+        while (q) {
+            if (q->bytes > ij.eager_limit && q->t_seen < pass) {
+                poll_recv(q);
+                if (q->done) {
+                    q = head; /* observing unlists receives: start again */
+                    continue;
+                }
+            }
+            q = q->next;
+        }
+    }
+    ij_sched_progress_all();
+}
+
+void ij_req_finish(struct ij_req *r, MPI_Request *h, MPI_Status *st)
+{
+    MPI_Status tmp;
+    if (r->persistent) {
+        r->active = 0;
+        PMPI_Wait(h, &tmp); /* completes the persistent request; the handle stays */
+    } else {
+        ij_req_untrack(r);
+        PMPI_Wait(h, &tmp);
+        *h = MPI_REQUEST_NULL;
+    }
+    if (st != MPI_STATUS_IGNORE)
+        *st = tmp; /* a completed request's status, as get_status saw it */
+    if (!r->persistent)
+        ij_req_free(r);
+}

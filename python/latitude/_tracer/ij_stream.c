@@ -1,0 +1,305 @@
+/* Timestamp and FIN streams, natural one-way estimates, and the release rule.
+ *
+ * Timestamps: the sender posts a struct ij_ts on the shadow communicator (tag IJ_TAG_TS) just
+ * before the data. All timestamps from one sender on one channel form a single FIFO stream;
+ * the receiver pulls them in order and files them by data tag, so the first unassigned entry
+ * with tag t is the timestamp of the next message of the (source, t) stream.
+ *
+ * Release rule for a receive whose transfer MPI completed at t_done (observed by polling),
+ * posted at t_post, of a message sent at t_s (ij_release):
+ *     ow   = t_done − t_s                 if the receiver was polling when it completed
+ *                                         (and, for rendezvous, had posted before t_s):
+ *                                         the natural send → receive time, measured exactly
+ *          = ow_hat(s)                    otherwise (estimate from the exact measurements)
+ *     eager (s ≤ S):      release = max(t_done, t_s + ow + ΔL)
+ *     rendezvous (s > S): release = max(t_done, t_s + ow + 3ΔL, waited ? t_done + 2ΔL : 0)
+ * With natural t_done = max(R, t_s + a₀) + rest (R the posting time, a₀ the RTS arrival,
+ * ow = a₀ + rest) the rendezvous rule is max(R, t_s + a₀ + ΔL) + rest + 2ΔL: the handshake
+ * protocol's h + 2o + 2L + b(s)·G with L = L₀ + ΔL. The eager rule is the model's
+ * max(R, a) + o with the arrival a moved by ΔL.
+ *
+ * ow_hat(s): the exact samples are kept per power-of-two size class (the last 32 of each);
+ * between the classes' median points (size, one-way) it interpolates linearly; above the
+ * largest class it extrapolates with the slope b of LATITUDE_INJECT_OW; with no sample at
+ * all it is a + b·s from LATITUDE_INJECT_OW.
+ */
+#include "ij.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small sends (timestamps, FINs) that complete in the background ----
+ * Buffers of pending sends never move: they come from chunks on a free list; only the
+ * (request, buffer) pairs are compacted. */
+struct slot {
+    unsigned char data[24];
+};
+static MPI_Request *sreqs;
+static struct slot **sptr, **freel;
+static int nslots, capslots, nfree, capfree;
+
+static void give_back(struct slot *s)
+{
+    if (nfree == capfree) {
+        capfree = capfree ? capfree * 2 : 256;
+        freel = realloc(freel, sizeof *freel * (size_t)capfree);
+        if (!freel)
+            ij_fatal("out of memory");
+    }
+    freel[nfree++] = s;
+}
+
+void ij_reap(int all)
+{
+    if (!nslots)
+        return;
+    if (all) {
+        PMPI_Waitall(nslots, sreqs, MPI_STATUSES_IGNORE);
+    } else {
+        /* the oldest ones complete first; testing a window keeps this O(1) per send */
+        int idx[64], got, w = nslots < 64 ? nslots : 64;
+        PMPI_Testsome(w, sreqs, &got, idx, MPI_STATUSES_IGNORE);
+        if (got == MPI_UNDEFINED || got == 0)
+            return;
+    }
+    int n = 0;
+    for (int i = 0; i < nslots; i++) {
+        if (sreqs[i] == MPI_REQUEST_NULL) {
+            give_back(sptr[i]);
+            continue;
+        }
+        sreqs[n] = sreqs[i];
+        sptr[n++] = sptr[i];
+    }
+    nslots = n;
+}
+
+void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm)
+{
+    if (nslots >= 16)
+        ij_reap(0);
+    if (!nfree) {
+        struct slot *chunk = malloc(sizeof *chunk * 256);
+        if (!chunk)
+            ij_fatal("out of memory");
+        for (int i = 0; i < 256; i++)
+            give_back(&chunk[i]);
+    }
+    if (nslots == capslots) {
+        capslots = capslots ? capslots * 2 : 256;
+        sreqs = realloc(sreqs, sizeof *sreqs * (size_t)capslots);
+        sptr = realloc(sptr, sizeof *sptr * (size_t)capslots);
+        if (!sreqs || !sptr)
+            ij_fatal("out of memory");
+    }
+    struct slot *s = freel[--nfree];
+    memcpy(s->data, data, (size_t)bytes);
+    sptr[nslots] = s;
+    PMPI_Isend(s->data, bytes, MPI_BYTE, dst, tag, comm, &sreqs[nslots]);
+    nslots++;
+}
+
+/* ---- timestamp streams ---- */
+void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, uint64_t t_send,
+                uint32_t *seq)
+{
+    struct ij_peer *p = ij_peer(c, dst);
+    struct ij_ts ts = {t_send, bytes, tag, p->send_seq[chan]++};
+    *seq = ts.seq;
+    ij_post_small(&ts, sizeof ts, dst, IJ_TAG_TS(chan), c->shadow);
+}
+
+static void tsq_push(struct ij_tsq *q, const struct ij_ts *e)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? q->cap * 2 : 16;
+        q->e = realloc(q->e, q->cap * sizeof *q->e);
+        q->probe_rel = realloc(q->probe_rel, q->cap * sizeof *q->probe_rel);
+        if (!q->e || !q->probe_rel)
+            ij_fatal("out of memory");
+    }
+    q->e[q->n] = *e;
+    q->probe_rel[q->n] = 0;
+    q->n++;
+}
+
+/* index of the first entry with data tag `tag`, pulling more from the stream as needed */
+static size_t tsq_find(struct ij_comm *c, int chan, int src, int tag)
+{
+    struct ij_tsq *q = &ij_peer(c, src)->ts[chan];
+    for (size_t i = 0;; i++) {
+        if (i == q->n) {
+            struct ij_ts e;
+            PMPI_Recv(&e, sizeof e, MPI_BYTE, src, IJ_TAG_TS(chan), c->shadow, MPI_STATUS_IGNORE);
+            tsq_push(q, &e);
+        }
+        if (q->e[i].tag == tag)
+            return i;
+    }
+}
+
+void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out,
+                uint64_t *probe_rel)
+{
+    struct ij_tsq *q = &ij_peer(c, src)->ts[chan];
+    size_t i = tsq_find(c, chan, src, tag);
+    *out = q->e[i];
+    if (probe_rel)
+        *probe_rel = q->probe_rel[i];
+    memmove(q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof *q->e);
+    memmove(q->probe_rel + i, q->probe_rel + i + 1, (q->n - i - 1) * sizeof *q->probe_rel);
+    q->n--;
+}
+
+struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel)
+{
+    struct ij_tsq *q = &ij_peer(c, src)->ts[chan];
+    size_t i = tsq_find(c, chan, src, tag);
+    *probe_rel = &q->probe_rel[i];
+    return &q->e[i];
+}
+
+/* ---- FIN streams ---- */
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release)
+{
+    struct ij_fin f = {t_release, seq, 0};
+    ij_post_small(&f, sizeof f, dst, IJ_TAG_FIN(chan), c->shadow);
+    ij.n_fin++;
+}
+
+int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out)
+{
+    struct ij_finq *q = &ij_peer(c, peer)->fin[chan];
+    for (;;) {
+        for (size_t i = 0; i < q->n; i++)
+            if (q->e[i].seq == seq) {
+                *out = q->e[i];
+                q->e[i] = q->e[--q->n];
+                return 1;
+            }
+        int flag;
+        PMPI_Iprobe(peer, IJ_TAG_FIN(chan), c->shadow, &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+            return 0;
+        if (q->n == q->cap) {
+            q->cap = q->cap ? q->cap * 2 : 8;
+            q->e = realloc(q->e, q->cap * sizeof *q->e);
+            if (!q->e)
+                ij_fatal("out of memory");
+        }
+        PMPI_Recv(&q->e[q->n], sizeof *q->e, MPI_BYTE, peer, IJ_TAG_FIN(chan), c->shadow,
+                  MPI_STATUS_IGNORE);
+        q->n++;
+    }
+}
+
+/* ---- natural one-way time estimates ---- */
+#define NCLASS 64
+#define KEEP 32
+struct sclass {
+    uint64_t ow[KEEP], sz[KEEP];
+    int n, next, dirty;
+    double med_ow, med_sz;
+};
+static struct sclass cls[NCLASS];
+
+static int class_of(uint64_t bytes)
+{
+    int k = 0;
+    while (bytes > 1 && k < NCLASS - 1) {
+        bytes >>= 1;
+        k++;
+    }
+    return k;
+}
+
+void ij_ow_sample(uint64_t bytes, uint64_t ow)
+{
+    struct sclass *s = &cls[class_of(bytes)];
+    s->ow[s->next] = ow;
+    s->sz[s->next] = bytes;
+    s->next = (s->next + 1) % KEEP;
+    if (s->n < KEEP)
+        s->n++;
+    s->dirty = 1;
+    ij.n_exact++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const uint64_t *v, int n)
+{
+    uint64_t t[KEEP];
+    memcpy(t, v, sizeof *t * (size_t)n);
+    qsort(t, (size_t)n, sizeof *t, cmp_u64);
+    return n % 2 ? (double)t[n / 2] : 0.5 * ((double)t[n / 2 - 1] + (double)t[n / 2]);
+}
+
+static void refresh(struct sclass *s)
+{
+    if (!s->dirty)
+        return;
+    s->med_ow = median(s->ow, s->n);
+    s->med_sz = median(s->sz, s->n);
+    s->dirty = 0;
+}
+
+double ij_ow_hat(uint64_t bytes)
+{
+    double x = (double)bytes;
+    int lo = -1, hi = -1;
+    for (int k = 0; k < NCLASS; k++) {
+        if (!cls[k].n)
+            continue;
+        refresh(&cls[k]);
+        if (cls[k].med_sz <= x)
+            lo = k;
+        else if (hi < 0)
+            hi = k;
+    }
+    if (lo < 0 && hi < 0)
+        return ij.ow_a + ij.ow_b * x;
+    if (lo < 0)
+        return cls[hi].med_ow;
+    if (hi < 0)
+        return cls[lo].med_ow + ij.ow_b * (x - cls[lo].med_sz);
+    double x0 = cls[lo].med_sz, x1 = cls[hi].med_sz, y0 = cls[lo].med_ow, y1 = cls[hi].med_ow;
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+/* ---- the release rule (see the top comment) ---- */
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited)
+{
+    int rndv = ts->bytes > ij.eager_limit;
+    int exact = waited && (!rndv || t_post <= ts->t_send);
+    uint64_t ow;
+    if (exact) {
+        ow = t_done > ts->t_send ? t_done - ts->t_send : 0;
+        ij_ow_sample(ts->bytes, ow);
+    } else {
+        double e = ij_ow_hat(ts->bytes);
+        ow = e > 0 ? (uint64_t)e : 0;
+    }
+    uint64_t k = rndv ? 3 : 1;
+    uint64_t rel = ts->t_send + ow + k * ij.delta;
+    if (rndv && waited && t_done + 2 * ij.delta > rel)
+        rel = t_done + 2 * ij.delta;
+    if (rel < t_done)
+        rel = t_done;
+    ij.held_ns += rel - t_done;
+    if (ij.debug > 0) {
+        ij.debug--;
+        fprintf(stderr, "inject[%d] recv %llu B posted %+.3f us waited %d exact %d one-way %.3f us "
+                "done %+.3f us held %.3f us\n", ij.rank, (unsigned long long)ts->bytes,
+                ((double)t_post - (double)ts->t_send) / 1e3, waited, exact, ow / 1e3,
+                ((double)t_done - (double)ts->t_send) / 1e3, (double)(rel - t_done) / 1e3);
+    }
+    if (rndv)
+        ij.n_rndv++;
+    return rel;
+}

@@ -1,0 +1,249 @@
+/* latitude-calib: LogGP measurements between ranks 0 and 1 (Netgauge/OSU style), for
+ * `latitude calibrate`. Other ranks only initialise and finalise. Rank 0 prints CSV lines:
+ *
+ *   pingpong,<bytes>,<min_us>,<median_us>,<mean_us>,<batches>   half round trip per batch
+ *   o_send,<bytes>,<median_us>        duration of MPI_Send (eager), receiver pre-posted
+ *   o_recv,<bytes>,<median_us>        duration of MPI_Recv once the message is there (Probe)
+ *   stream,<bytes>,<us_per_message>   back-to-back sends (the gap g + (s-1)·G when > o)
+ *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
+ *
+ * usage: latitude-calib [--sizes 0,8,...] [--batches N] [--iters N] [--what LIST]
+ *   --what  comma list of pingpong,overhead,stream,eager (default all)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank;
+static char *buf;
+static MPI_Comm comm; /* ranks 0 and 1 */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Busy for `us` while driving MPI's progress without matching anything (probes of a tag
+ * nobody sends): an eager message is then taken in, a rendezvous one waits for its receive. */
+static void progress_us(double us)
+{
+    double t = MPI_Wtime() + us * 1e-6;
+    int flag;
+    while (MPI_Wtime() < t)
+        MPI_Iprobe(MPI_ANY_SOURCE, 99, comm, &flag, MPI_STATUS_IGNORE);
+}
+
+/* n round trips of s bytes; seconds */
+static double bounce(long s, int n)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, (int)s, MPI_BYTE, 1, 1, comm);
+            MPI_Recv(buf, (int)s, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int)s, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)s, MPI_BYTE, 0, 1, comm);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+static void pingpong(long s, int batches, int iters)
+{
+    double *half = malloc(sizeof *half * (size_t)batches), sum = 0;
+    bounce(s, iters / 10 + 2); /* warm up */
+    for (int b = 0; b < batches; b++) {
+        half[b] = bounce(s, iters) / iters / 2 * 1e6;
+        sum += half[b];
+    }
+    double mean = sum / batches, med = median(half, batches);
+    if (rank == 0)
+        printf("pingpong,%ld,%.4f,%.4f,%.4f,%d\n", s, half[0], med, mean, batches);
+    free(half);
+}
+
+/* o_send: MPI_Send of an eager message; o_recv: MPI_Recv after MPI_Probe saw the message */
+static void overhead(long s, int n)
+{
+    double *os = malloc(sizeof *os * (size_t)n), *orv = malloc(sizeof *orv * (size_t)n);
+    for (int i = 0; i < n + 5; i++) {
+        if (rank == 0) {
+            double t = MPI_Wtime();
+            MPI_Send(buf, (int)s, MPI_BYTE, 1, 2, comm);
+            if (i >= 5)
+                os[i - 5] = (MPI_Wtime() - t) * 1e6;
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 3, comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Probe(0, 2, comm, MPI_STATUS_IGNORE);
+            double t = MPI_Wtime();
+            MPI_Recv(buf, (int)s, MPI_BYTE, 0, 2, comm, MPI_STATUS_IGNORE);
+            if (i >= 5)
+                orv[i - 5] = (MPI_Wtime() - t) * 1e6;
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 3, comm);
+        }
+    }
+    if (rank == 1)
+        MPI_Send(orv, n, MPI_DOUBLE, 0, 4, comm);
+    else
+        MPI_Recv(orv, n, MPI_DOUBLE, 1, 4, comm, MPI_STATUS_IGNORE);
+    if (rank == 0) {
+        printf("o_send,%ld,%.4f\n", s, median(os, n));
+        printf("o_recv,%ld,%.4f\n", s, median(orv, n));
+    }
+    free(os);
+    free(orv);
+}
+
+/* n back-to-back sends, the receiver pre-posts them all; minus one empty round trip */
+static void stream(long s, int n)
+{
+    MPI_Request *r = malloc(sizeof *r * (size_t)n);
+    char *rb = rank == 1 ? malloc((size_t)(s > 0 ? s : 1) * (size_t)n) : NULL;
+    double best = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+        if (rank == 1)
+            for (int i = 0; i < n; i++)
+                MPI_Irecv(rb + (size_t)i * (size_t)s, (int)s, MPI_BYTE, 0, 5, comm, &r[i]);
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            for (int i = 0; i < n; i++)
+                MPI_Send(buf, (int)s, MPI_BYTE, 1, 5, comm);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 6, comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 6, comm);
+        }
+        double t = MPI_Wtime() - t0;
+        if (t < best)
+            best = t;
+    }
+    double rtt = bounce(0, 200) / 200;
+    if (rank == 0)
+        printf("stream,%ld,%.4f\n", s, (best - rtt) / n * 1e6);
+    free(r);
+    free(rb);
+}
+
+/* Does MPI_Send of s bytes return before the receiver posts its receive (300 µs later,
+ * progressing MPI meanwhile)? */
+static int is_eager(long s)
+{
+    const double delay_us = 300;
+    int eager = 0;
+    MPI_Barrier(comm);
+    if (rank == 0) {
+        double t = MPI_Wtime();
+        MPI_Send(buf, (int)s, MPI_BYTE, 1, 7, comm);
+        eager = (MPI_Wtime() - t) * 1e6 < delay_us / 2;
+    } else {
+        progress_us(delay_us);
+        MPI_Recv(buf, (int)s, MPI_BYTE, 0, 7, comm, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(&eager, 1, MPI_INT, 0, comm);
+    return eager;
+}
+
+/* the largest eager size: powers of two up to the limit, then bisection */
+static void eager_limit(long max)
+{
+    long lo = 0, hi = -1;
+    for (long s = 1; s <= max; s *= 2) {
+        if (is_eager(s) && is_eager(s))
+            lo = s;
+        else {
+            hi = s;
+            break;
+        }
+    }
+    if (hi < 0) {
+        if (rank == 0)
+            printf("eager,inf\n");
+        return;
+    }
+    while (hi - lo > 1) {
+        long mid = lo + (hi - lo) / 2;
+        if (is_eager(mid) && is_eager(mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (rank == 0)
+        printf("eager,%ld\n", lo);
+}
+
+static const char *arg(int argc, char **argv, const char *name, const char *dflt)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], name))
+            return argv[i + 1];
+    return dflt;
+}
+
+int main(int argc, char **argv)
+{
+    const char *list = arg(argc, argv, "--sizes",
+                           "0,8,64,256,1024,2048,4096,8192,16384,65536,262144,1048576");
+    int batches = atoi(arg(argc, argv, "--batches", "11"));
+    int iters = atoi(arg(argc, argv, "--iters", "200"));
+    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager");
+    long sizes[64], maxs = 1;
+    int ns = 0;
+    for (const char *p = list; *p && ns < 64;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0) {
+            fprintf(stderr, "latitude-calib: --sizes: expected a comma list of byte counts\n");
+            return 2;
+        }
+        sizes[ns++] = v;
+        if (v > maxs)
+            maxs = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (batches < 1 || iters < 1) {
+        fprintf(stderr, "latitude-calib: --batches and --iters must be positive\n");
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2) {
+        fprintf(stderr, "latitude-calib: needs at least 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    long bufsize = maxs > 4 << 20 ? maxs : 4 << 20;
+    buf = calloc((size_t)bufsize, 1);
+    if (rank == 0)
+        printf("# latitude-calib 1, %d ranks\n", size);
+    /* ranks 2.. have nothing to measure */
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (pair == MPI_COMM_NULL) {
+        MPI_Finalize();
+        return 0;
+    }
+    comm = pair;
+    for (int i = 0; i < ns && strstr(what, "pingpong"); i++)
+        pingpong(sizes[i], batches, iters);
+    for (int i = 0; i < ns && strstr(what, "overhead"); i++)
+        overhead(sizes[i], 101);
+    for (int i = 0; i < ns && strstr(what, "stream"); i++)
+        stream(sizes[i], sizes[i] > 65536 ? 20 : 200);
+    if (strstr(what, "eager"))
+        eager_limit(maxs > 4 << 20 ? maxs : 4 << 20);
+    fflush(stdout);
+    MPI_Finalize();
+    free(buf);
+    return 0;
+}

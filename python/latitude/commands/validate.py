@@ -1,0 +1,74 @@
+"""``latitude validate``: predicted runtime vs runs under injected latency, RRMSE."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from latitude import calibrate as calib
+from latitude import inject, validate
+from latitude.commands.calibrate import parse_sizes
+from latitude.errors import InputError
+
+EPILOG = """\
+examples:
+  latitude validate -- mpirun -np 2 apps/halo2d --iters 2000
+  latitude validate --delta-L 0:100us:5 --reps 3 -o out/cg -- mpirun -np 2 apps/cg --n 1024
+  latitude validate --machine machine.toml --trace traces/ -- mpirun -np 2 ./app
+
+Steps: trace the program once (ΔL = 0), calibrate the machine under the injector (unless
+--machine), predict T(L₀ + ΔL) over the grid, run the program under the injector --reps times
+per ΔL, and report the measured mean ± std against the prediction and the RRMSE. Writes
+DIR/validation.csv (delta_L_us, predicted_us, mean_us, std_us, ...), DIR/runs.csv (every
+run), DIR/validation.json and DIR/validation.png. Timings need a quiet machine: see
+docs/validation.md."""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "validate", help="compare predictions with runs under injected latency (RRMSE)",
+        description="Trace once, calibrate, predict over a ΔL grid, run the program under the "
+        "latency injector at every ΔL, and report the relative RMS error of the predictions.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--delta-L", default="0:200us:9", metavar="GRID",
+                   help="ΔL grid: LO:HI:POINTS or a comma list (default %(default)s)")
+    p.add_argument("--reps", type=int, default=5, help="runs per ΔL (default %(default)s)")
+    p.add_argument("-o", "--output", default="latitude-validate", metavar="DIR",
+                   help="output directory (default %(default)s)")
+    p.add_argument("--machine", metavar="TOML", help="machine file instead of calibrating")
+    p.add_argument("--trace", metavar="DIR", help="use this trace of the same command instead of tracing")
+    p.add_argument("--calib-sizes", metavar="LIST", help="message sizes for the calibration")
+    p.add_argument("--no-check-output", action="store_true",
+                   help="do not compare the program's output between the traced and injected runs")
+    p.add_argument("--timeout", type=float, metavar="S", help="limit per run, seconds")
+    p.add_argument("--title", help="plot title (default: the program)")
+    p.add_argument("--max-rrmse", type=float, metavar="PCT",
+                   help="exit with status 1 if the RRMSE exceeds PCT percent")
+    p.add_argument("--mpicc", metavar="PATH", help="MPI compiler wrapper to build with")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("command", nargs="+", metavar="-- LAUNCHER PROGRAM ARGS",
+                   help="the launch command, e.g. mpirun -np 2 ./app")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.reps < 1:
+        raise InputError("--reps", f"expected a positive number of runs, got {args.reps}")
+    if args.trace and not Path(args.trace).exists():
+        raise InputError(args.trace, "no such trace directory")
+    opts = validate.ValidateOptions(
+        deltas=validate.parse_grid(args.delta_L), reps=args.reps, outdir=Path(args.output),
+        machine=args.machine, trace_dir=Path(args.trace) if args.trace else None,
+        calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
+        check_output=not args.no_check_output, timeout=args.timeout, title=args.title)
+    launch = inject.Launch.resolve(args.command, args.mpicc)
+    v = validate.validate(launch, opts)
+    if args.json:
+        print(json.dumps(v.summary(), indent=1))
+    else:
+        print(validate.table(v))
+    inject.log(f"wrote {', '.join(v.files.values())}")
+    if args.max_rrmse is not None and 100 * v.rrmse > args.max_rrmse:
+        inject.log(f"RRMSE {100 * v.rrmse:.2f} % exceeds --max-rrmse {args.max_rrmse} %")
+        return 1
+    return 0

@@ -1,0 +1,291 @@
+"""Validation against real runs: predicted runtime vs runtime measured under injected latency.
+
+The LLAMP paper's method (§III): trace the application once at ΔL = 0, predict T(L₀ + ΔL)
+for a grid of ΔL with the machine's LogGPS parameters, run the application under the latency
+injector at every ΔL several times, and report the relative root-mean-square error
+
+    RRMSE = sqrt(mean_i (measured_i − predicted_i)²) / mean_i measured_i
+
+over the grid points (measured_i = mean of the runs at ΔL_i; the paper's Table II).
+
+Both sides measure the same span: the model's T is the finish time of the last rank, every
+rank starting at the end of its MPI_Init (the trace's time origin); the injector reports each
+rank's MPI_Init end → MPI_Finalize start and a run's runtime is the longest rank.
+
+The machine parameters come from ``--machine`` or from ``latitude calibrate`` run under the
+injector at ΔL = 0 (so its per-message overhead is part of o and L, as in the measured runs).
+Predictions use the rendezvous protocol the injector realises (handshake) and the eager
+limit S of the machine, which the injector is given too; collectives use the default
+algorithms of ``latitude schedule``, which the injector re-implements.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from latitude import inject, tracer
+from latitude.errors import InputError, ToolError
+from latitude.units import parse_range, parse_time
+
+# stdout lines that report times differ between runs; everything else must be identical
+_TIMING = re.compile(r"(?i)elapsed|time|perf|wall|cpu|second|%|/s\b|µs|\bms\b")
+
+
+def parse_grid(text: str, where: str = "--delta-L") -> list[float]:
+    """'0:200us:9' -> 9 evenly spaced ΔL (ns); or a comma list '0,10us,50us'."""
+    parts = str(text).split(":")
+    if len(parts) == 3:
+        lo, hi = parse_range(f"{parts[0]}:{parts[1]}", where)
+        try:
+            n = int(parts[2])
+        except ValueError:
+            raise InputError(where, f"expected LO:HI:POINTS such as 0:200us:9, got {text!r}") from None
+        if n < 2 or hi <= lo:
+            raise InputError(where, f"expected at least 2 points on a non-empty range, got {text!r}")
+        return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    if len(parts) == 1:
+        vals = sorted({parse_time(t.strip(), where) for t in text.split(",") if t.strip()})
+        if not vals:
+            raise InputError(where, f"expected a grid such as 0:200us:9 or 0,50us,100us, got {text!r}")
+        return vals
+    raise InputError(where, f"expected LO:HI:POINTS such as 0:200us:9, got {text!r}")
+
+
+@dataclass
+class ValidateOptions:
+    deltas: list[float]                 # ΔL grid, ns
+    reps: int = 5
+    outdir: Path = Path("latitude-validate")
+    machine: str | None = None          # machine file; None: calibrate under the injector
+    trace_dir: Path | None = None       # an existing trace of the same run (skips tracing)
+    calib_sizes: tuple = ()
+    calib_batches: int = 11
+    calib_iters: int = 200
+    check_output: bool = True
+    timeout: float | None = None
+    title: str | None = None
+
+
+@dataclass
+class Point:
+    delta_ns: float
+    predicted_ns: float
+    lambda_L: int
+    runs_ns: list[int] = field(default_factory=list)
+
+    @property
+    def mean_ns(self) -> float:
+        return sum(self.runs_ns) / len(self.runs_ns)
+
+    @property
+    def std_ns(self) -> float:
+        n = len(self.runs_ns)
+        if n < 2:
+            return 0.0
+        m = self.mean_ns
+        return math.sqrt(sum((x - m) ** 2 for x in self.runs_ns) / (n - 1))
+
+    @property
+    def error(self) -> float:
+        """(predicted − measured mean) / measured mean."""
+        return (self.predicted_ns - self.mean_ns) / self.mean_ns
+
+    def row(self) -> dict:
+        return {"delta_L_us": self.delta_ns / 1e3, "predicted_us": self.predicted_ns / 1e3,
+                "mean_us": self.mean_ns / 1e3, "std_us": self.std_ns / 1e3,
+                "min_us": min(self.runs_ns) / 1e3, "max_us": max(self.runs_ns) / 1e3,
+                "runs": len(self.runs_ns), "error_pct": 100 * self.error, "lambda_L": self.lambda_L}
+
+
+def rrmse(points: list[Point]) -> tuple[float, float]:
+    """(RMSE ns, RRMSE as a fraction) of the measured means against the predictions."""
+    rmse = math.sqrt(sum((p.mean_ns - p.predicted_ns) ** 2 for p in points) / len(points))
+    return rmse, rmse / (sum(p.mean_ns for p in points) / len(points))
+
+
+@dataclass
+class Validation:
+    points: list[Point]
+    params: object
+    rmse_ns: float
+    rrmse: float
+    trace_dir: Path
+    machine_path: Path
+    files: dict
+    output_identical: bool | None
+    baseline_L_ns: float
+    notes: list[str]
+    sens: object = None
+    tol: object = None
+
+    def summary(self) -> dict:
+        return {"rrmse": self.rrmse, "rmse_ns": self.rmse_ns, "points": [p.row() for p in self.points],
+                "params": self.params.to_dict(), "baseline_L_ns": self.baseline_L_ns,
+                "trace_dir": str(self.trace_dir), "machine": str(self.machine_path),
+                "output_identical": self.output_identical, "files": self.files, "notes": self.notes}
+
+
+# ---- steps ----
+def _result_lines(stdout: str | None) -> list[str]:
+    return [ln for ln in (stdout or "").splitlines() if not _TIMING.search(ln)]
+
+
+def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> str:
+    """Trace the application once (ΔL = 0); returns its stdout."""
+    lib = inject.build_with_spinner(launch, tracer.LIB_NAME)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for stale in tracer.trace_files(outdir):
+        stale.unlink()
+    env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
+    cmd, run_env = launch.command(env)
+    try:
+        proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise InputError(cmd[0], "launcher not found") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"the traced run did not finish within {timeout:.0f} s") from None
+    for f in tracer.trace_files(outdir):
+        tracer.repair(f)
+    s = tracer.summarize(outdir)
+    if proc.returncode != 0 or not s.files or set(s.endings) != {"finalize"}:
+        raise ToolError(f"the traced run of `{' '.join(launch.argv)}` failed (status "
+                        f"{proc.returncode}, {s.ranks} trace files):\n" + proc.stderr.strip()[-800:])
+    return proc.stdout
+
+
+def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
+    """(Params, path of the machine file): --machine, or calibrate under the injector."""
+    from latitude import calibrate
+    from latitude.params import Params
+
+    if opts.machine:
+        return Params.from_machine(opts.machine), Path(opts.machine)
+    lib = inject.build_with_spinner(launch, inject.INJECT_LIB)
+    # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
+    calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
+    m, command = calibrate.measure(calib_launch, opts.calib_sizes or calibrate.DEFAULT_SIZES,
+                                   opts.calib_batches, opts.calib_iters, lib)
+    f = calibrate.fit(m)
+    path = outdir / "machine.toml"
+    path.write_text(calibrate.to_toml(f, command, injector=True))
+    return Params.from_machine(str(path)), path
+
+
+def launcher_part(argv: list[str]) -> list[str]:
+    """argv up to the program: the first later word that is an executable file (a path or
+    a name on PATH) and not the value of an option."""
+    for i in range(1, len(argv)):
+        a = argv[i]
+        if a.startswith("-") or "=" in a:
+            continue
+        path = a if os.sep in a else shutil.which(a)
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return argv[:i]
+    raise InputError(" ".join(argv), "cannot tell where the program starts in the launch command "
+                     "(give --machine, or the program as a path)")
+
+
+def predict(trace_dir: Path, params, deltas: list[float]):
+    """(sensitivity over [L₀, L₀ + max ΔL], tolerance from L₀, predicted T and λ_L per ΔL)."""
+    from latitude.api import load
+
+    graph = load(str(trace_dir), progress=False)
+    L0 = params.L
+    sens = graph.sensitivity(L0, L0 + max(deltas), params=params)
+    tol = graph.tolerance(params=params, baseline=L0)
+    preds = [(float(sens.runtime(L0 + d)), int(sens.slope(L0 + d))) for d in deltas]
+    return sens, tol, preds
+
+
+def run_grid(launch: inject.Launch, params, points: list[Point], reps: int, timeout, update,
+             reference: list[str] | None) -> bool | None:
+    """reps × grid runs under the injector, rep-major with alternating direction (slow drifts
+    of the machine then average out over the grid). Returns whether every run printed the
+    same results as the traced run (None when not checked)."""
+    lib = launch.build(inject.INJECT_LIB)
+    same, done = True, 0
+    for rep in range(reps):
+        order = points if rep % 2 == 0 else list(reversed(points))
+        for p in order:
+            opts = inject.InjectOptions.for_machine(params, p.delta_ns)
+            res = inject.run_injected(launch, opts, lib, timeout=timeout)
+            p.runs_ns.append(res.runtime_ns)
+            if reference is not None and _result_lines(res.stdout) != reference:
+                same = False
+            done += 1
+            update(done)
+    return same if reference is not None else None
+
+
+def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Validation:
+    from latitude.progress import progress
+
+    outdir = Path(opts.outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    notes = []
+    trace_dir = Path(opts.trace_dir) if opts.trace_dir else outdir / "traces"
+    reference = None
+    if not opts.trace_dir:
+        log(f"tracing `{' '.join(launch.argv)}` at ΔL = 0 ...")
+        out = trace_run(launch, trace_dir, opts.timeout)
+        reference = _result_lines(out) if opts.check_output else None
+    params, mpath = machine_params(launch, opts, outdir)
+    log(f"machine: {params.describe()} ({mpath})")
+    sens, tol, preds = predict(trace_dir, params, opts.deltas)
+    points = [Point(d, t, lam) for d, (t, lam) in zip(opts.deltas, preds)]
+    total = opts.reps * len(points)
+    log(f"running {total} injected runs ({len(points)} ΔL × {opts.reps}; {inject.environment_note()}) ...")
+    t0 = time.monotonic()
+    with progress("injected runs", total=total) as update:
+        same = run_grid(launch, params, points, opts.reps, opts.timeout, update, reference)
+    notes.append(f"{total} injected runs in {time.monotonic() - t0:.0f} s")
+    rmse, rel = rrmse(points)
+    v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol)
+    v.files = write_outputs(v, outdir, opts.title or " ".join(Path(a).name for a in launch.argv[-3:]))
+    return v
+
+
+# ---- outputs ----
+def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
+    files = {"csv": str(outdir / "validation.csv"), "runs": str(outdir / "runs.csv"),
+             "json": str(outdir / "validation.json"), "plot": str(outdir / "validation.png")}
+    rows = [p.row() for p in v.points]
+    with open(files["csv"], "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(files["runs"], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["delta_L_us", "run", "runtime_us"])
+        for p in v.points:
+            for i, t in enumerate(p.runs_ns):
+                w.writerow([p.delta_ns / 1e3, i, t / 1e3])
+    with open(files["json"], "w") as f:
+        json.dump(v.summary() | {"files": files}, f, indent=1)
+    from latitude.plots import runtime_plot
+
+    measured = [{"delta_us": r["delta_L_us"], "mean_us": r["mean_us"], "std_us": r["std_us"]} for r in rows]
+    runtime_plot(v.sens, v.tol, files["plot"], measured=measured,
+                 title=f"{title}: RRMSE {100 * v.rrmse:.2f} %")
+    return files
+
+
+def table(v: Validation) -> str:
+    out = [f"{'ΔL (µs)':>8} {'predicted (ms)':>15} {'measured (ms)':>22} {'error':>8} {'λ_L':>7}"]
+    for p in v.points:
+        out.append(f"{p.delta_ns / 1e3:>8.1f} {p.predicted_ns / 1e6:>15.3f} "
+                   f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}")
+    out.append(f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
+               f"{len(v.points[0].runs_ns)} runs)")
+    if v.output_identical is not None:
+        out.append("application output identical to the traced run in every injected run: "
+                   + ("yes" if v.output_identical else "NO"))
+    return "\n".join(out)

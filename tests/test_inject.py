@@ -1,0 +1,118 @@
+"""The latency injector with real MPI runs: applications print bit-identical results with
+and without it, its semantics hold inside an application (apps/latcheck: wildcards, probes,
+persistent requests, rendezvous, eager senders), a loose ping-pong self-check (the full table
+is bench/injector_selfcheck.py), and the CLI's reports and errors."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tracetools import (HAVE_MPICH, OMPI_RUN, deterministic, mpich, mpich_apps, ompi, ompi_apps, run,  # noqa: F401
+                        tracer_cache)
+
+
+def inject(launch, *opts, check=True):
+    return run([sys.executable, "-m", "latitude", "inject", *opts, "--", *launch], check=check)
+
+
+IDENTICAL = [
+    ("halo2d", 2, ["--iters", "20", "--nx", "128", "--ny", "128"]),
+    ("halo2d", 4, ["--iters", "20", "--nx", "128", "--ny", "128", "--mode", "blocking"]),
+    ("cg", 2, ["--n", "128", "--iters", "20"]),
+    ("cg", 3, ["--n", "129", "--iters", "10", "--px", "3", "--py", "1"]),
+    ("sweep3d", 4, ["--nx", "16", "--ny", "16", "--nz", "16", "--kba", "4"]),
+    ("alltoall", 2, ["--n", "128", "--iters", "2", "--variant", "ialltoall"]),
+    ("alltoall", 4, ["--n", "128", "--iters", "2", "--variant", "alltoallv"]),
+    ("persistent", 3, ["--n", "2000", "--iters", "10"]),
+    ("callmix", 3, ["--rounds", "1"]),
+    ("callmix", 4, ["--rounds", "1"]),
+]
+
+
+@pytest.mark.parametrize("app,np,args", IDENTICAL, ids=[f"{a}-{n}" for a, n, _ in IDENTICAL])
+def test_results_bit_identical(ompi_apps, app, np, args):
+    """Collectives are re-implemented with a fixed reduction order: the injected run prints
+    exactly what the application prints without the injector (here: 2 ranks for any reduction,
+    more ranks for the apps whose printed results do not depend on the summation order)."""
+    launch = [*ompi(np), ompi_apps / app, *args]
+    native = deterministic(run(launch).stdout)
+    for delta in ("0", "30us"):
+        injected = inject(launch, "--delta-L", delta, "--eager-limit", "4040")
+        assert deterministic(injected.stdout) == native, injected.stderr
+
+
+@pytest.mark.parametrize("np", [2, 3])
+def test_latcheck_semantics(ompi_apps, np):
+    for delta, eager in (("100", "4040"), ("0", "0")):
+        opts = ["--delta-L", f"{delta}us"] + (["--eager-limit", eager] if eager != "0" else [])
+        out = inject([*ompi(np), ompi_apps / "latcheck", "--delta-us", delta, "--eager", eager,
+                      "--rounds", "2"], *opts)
+        assert "latcheck: ok" in out.stdout and "FAIL" not in out.stdout, out.stdout
+
+
+def test_latcheck_fails_without_the_injector(ompi_apps):
+    """The check is not vacuous: told to expect 100 µs that nobody adds, it fails."""
+    out = run([*ompi(2), ompi_apps / "latcheck", "--delta-us", "100", "--rounds", "1"], check=False)
+    assert out.returncode != 0 and "FAIL" in out.stdout
+
+
+@pytest.mark.skipif(not HAVE_MPICH, reason="MPICH not installed")
+def test_latcheck_mpich(mpich_apps):
+    out = inject([*mpich(2), mpich_apps / "latcheck", "--delta-us", "50", "--eager", "16384",
+                  "--rounds", "1"], "--delta-L", "50us", "--eager-limit", "16384")
+    assert "latcheck: ok" in out.stdout, out.stdout + out.stderr
+
+
+def _halves(launch_mpi, opts):
+    from latitude import inject as ij
+
+    launch = ij.Launch.resolve(launch_mpi)
+    prog = launch.build(ij.CALIB_PROGRAM)
+    argv = launch_mpi + [str(prog), "--what", "pingpong", "--sizes", "8,8192", "--batches", "5",
+                         "--iters", "50"]
+    res = ij.run_injected(launch, opts, argv=argv, timeout=120)
+    rows = [ln.split(",") for ln in res.stdout.splitlines() if ln.startswith("pingpong,")]
+    return {int(r[1]): float(r[2]) for r in rows}  # fastest batch, µs: robust to other load
+
+
+def test_pingpong_self_check_loose(ompi_apps):
+    """Half round trips grow by ΔL (eager rule for every size), 3·ΔL for a rendezvous size.
+    Loose bounds for a shared CI machine; bench/injector_selfcheck.py has the full table."""
+    from latitude.inject import InjectOptions
+
+    mpi = [OMPI_RUN, "-np", "2"]  # not --oversubscribe: Open MPI would yield the CPU while polling
+    base = _halves(mpi, InjectOptions())
+    eager = _halves(mpi, InjectOptions(delta_L=50e3))
+    rndv = _halves(mpi, InjectOptions(delta_L=50e3, eager_limit=4040))
+    for s in (8, 8192):
+        assert 0.7 * 50 - 5 < eager[s] - base[s] < 1.3 * 50 + 5, (s, base, eager)
+    assert 0.7 * 150 - 5 < rndv[8192] - base[8192] < 1.3 * 150 + 5, (base, rndv)
+    assert 0.7 * 50 - 5 < rndv[8] - base[8] < 1.3 * 50 + 5
+
+
+def test_inject_json_report(ompi_apps):
+    out = inject([*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"],
+                 "--delta-L", "10us", "--json")
+    s = json.loads(out.stdout[out.stdout.index("{"):])
+    assert s["ranks"] == 2 and s["delta_L_ns"] == 10000
+    assert s["runtime_ns"] == max(s["rank_span_ns"]) > 0
+    assert s["messages"] > 0 and s["collectives"] > 0 and s["collectives_passed_through"] == 0
+    assert "runtime" in out.stderr
+
+
+@pytest.mark.parametrize("opts,where", [
+    (["--delta-L", "fast"], "--delta-L"),
+    (["--delta-L", "5us", "--eager-limit", "3 apples"], "--eager-limit"),
+    (["--delta-L", "5us", "--machine", "/nonexistent.toml"], "/nonexistent.toml"),
+])
+def test_inject_bad_input(ompi_apps, opts, where):
+    out = inject([*ompi(2), ompi_apps / "halo2d"], *opts, check=False)
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"latitude: {where}") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_inject_missing_launcher(tracer_cache):
+    out = inject(["no-such-mpirun", "-np", "2", "./app"], "--delta-L", "1us", check=False)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "no-such-mpirun" in out.stderr

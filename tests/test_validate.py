@@ -1,0 +1,90 @@
+"""latitude validate: the ΔL grid syntax, RRMSE, where the program starts in a launch command,
+input errors, and the CI short version of the study (one app, 3 ΔL points, 2 runs each, a
+loose bound; the full study is bench/validation.py)."""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from latitude import validate
+from latitude.errors import InputError
+from tracetools import OMPI_RUN, ompi_apps, run, tracer_cache  # noqa: F401
+
+HAVE_SCHEDULE = importlib.util.find_spec("latitude.traces") is not None
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("0:200us:9", [i * 25e3 for i in range(9)]),
+    ("0:100us:3", [0, 50e3, 100e3]),
+    ("10us:20us:2", [10e3, 20e3]),
+    ("0,50us,1ms", [0, 50e3, 1e6]),
+    ("50us,0", [0, 50e3]),
+])
+def test_grid(text, expected):
+    assert validate.parse_grid(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["0:200us:1", "0:200us:x", "200us:0:3", "a:b:c:d", ",", "fast"])
+def test_grid_errors(text):
+    with pytest.raises(InputError) as e:
+        validate.parse_grid(text)
+    assert e.value.where == "--delta-L"
+
+
+def test_rrmse():
+    pts = [validate.Point(0, 100.0, 1, [110, 90]), validate.Point(1, 200.0, 1, [190, 210, 200])]
+    rmse, rel = validate.rrmse(pts)
+    assert rmse == 0 and rel == 0
+    pts = [validate.Point(0, 90.0, 1, [100]), validate.Point(1, 330.0, 1, [300])]
+    rmse, rel = validate.rrmse(pts)
+    assert rmse == pytest.approx((10**2 / 2 + 30**2 / 2) ** 0.5)
+    assert rel == pytest.approx(rmse / 200)
+    assert pts[1].error == pytest.approx(0.1)
+    assert validate.Point(0, 1, 0, [1, 3]).std_ns == pytest.approx(2**0.5)
+
+
+def test_launcher_part(ompi_apps):
+    app = str(ompi_apps / "cg")
+    assert validate.launcher_part([OMPI_RUN, "-np", "2", "-x", "A=1", app, "--n", "64"]) == \
+        [OMPI_RUN, "-np", "2", "-x", "A=1"]
+    with pytest.raises(InputError):
+        validate.launcher_part([OMPI_RUN, "-np", "2", "no-such-program"])
+
+
+@pytest.mark.parametrize("opts,where", [
+    (["--delta-L", "0:1:1"], "--delta-L"),
+    (["--reps", "0"], "--reps"),
+    (["--trace", "/nonexistent-dir"], "/nonexistent-dir"),
+    (["--machine", "/nonexistent.toml", "--trace", "."], "/nonexistent.toml"),
+])
+def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
+    proc = run([sys.executable, "-m", "latitude", "validate", "-o", tmp_path, *opts, "--",
+                OMPI_RUN, "-np", "2", ompi_apps / "cg"], check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"latitude: {where}"), proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not HAVE_SCHEDULE, reason="needs latitude schedule (trace -> graph)")
+def test_validate_short(ompi_apps, tmp_path):
+    """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
+    (the study's bound is 2 % on a quiet machine, docs/validation.md)."""
+    out = tmp_path / "v"
+    proc = run([sys.executable, "-m", "latitude", "validate", "--delta-L", "0:100us:3", "--reps", "2",
+                "--calib-sizes", "8,1KiB,8KiB,64KiB", "-o", out, "--max-rrmse", "15", "--json", "--",
+                OMPI_RUN, "-np", "2", ompi_apps / "cg", "--n", "256", "--iters", "300"], timeout=600)
+    s = json.loads(proc.stdout)
+    assert len(s["points"]) == 3 and all(p["runs"] == 2 for p in s["points"])
+    assert s["output_identical"] is True
+    # the prediction grows with ΔL, and so do the measurements
+    pred = [p["predicted_us"] for p in s["points"]]
+    meas = [p["mean_us"] for p in s["points"]]
+    assert pred[0] < pred[1] < pred[2] and meas[0] < meas[2]
+    with open(out / "validation.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {"delta_L_us", "predicted_us", "mean_us", "std_us", "lambda_L"} <= set(rows[0])
+    assert (out / "validation.png").stat().st_size > 10000
+    assert (out / "machine.toml").exists() and (out / "traces").is_dir()
