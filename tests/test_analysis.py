@@ -25,6 +25,15 @@ def test_worked_example_critical_latency(examples):
         assert s.runtime(0) == 1500 and s.runtime(1000) == 2115
 
 
+def test_sensitivity_range_ends_given_as_floats(examples):
+    """A float end point such as 88.13 ns lies a hair below the exact range end; it is on it."""
+    s = fig4c(examples).sensitivity(88.13, 88.13 + 200e3, params=WORKED)
+    assert s.runtime(88.13) == 1500 and s.slope(88.13) == 0
+    assert s.runtime(88.13 + 200e3) == pytest.approx(88.13 + 200e3 + 1115)
+    with pytest.raises(latitude.errors.InputError):
+        s.runtime(80)
+
+
 def test_worked_example_tolerance_2us(examples):
     """T ≤ 2 µs ⇔ L ≤ 0.885 µs (T(0) = 1.5 µs, so a 33⅓ % slowdown)."""
     g = fig4c(examples)

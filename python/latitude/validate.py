@@ -36,7 +36,8 @@ from latitude.errors import InputError, ToolError
 from latitude.units import parse_range, parse_time
 
 # stdout lines that report times differ between runs; everything else must be identical
-_TIMING = re.compile(r"(?i)elapsed|time|perf|wall|cpu|second|%|/s\b|µs|\bms\b")
+_TIMING = re.compile(r"(?i)elapsed|time|perf|wall|cpu|second|%|/s\b|µs|\bms\b"
+                     r"|^\s*\w+\s*\|.*\|")  # and rows of timing tables (LAMMPS' "Pair | 0.55 | ...")
 
 
 def parse_grid(text: str, where: str = "--delta-L") -> list[float]:

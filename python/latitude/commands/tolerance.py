@@ -8,7 +8,7 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("tolerance", help="largest latency (or G) keeping the slowdown under x %",
+    p = sub.add_parser("tolerance", help="largest latency (or G) keeping the slowdown under x %%",
                        description="x % tolerance: the largest L (or G) with T ≤ (1 + x/100)·T(baseline), exact; "
                                    "or, with --map, the joint L × G tolerance regions.")
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
