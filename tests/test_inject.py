@@ -83,13 +83,23 @@ def test_pingpong_self_check_loose(ompi_apps):
     from latitude.inject import InjectOptions
 
     mpi = [OMPI_RUN, "-np", "2"]  # not --oversubscribe: Open MPI would yield the CPU while polling
-    base = _halves(mpi, InjectOptions())
-    eager = _halves(mpi, InjectOptions(delta_L=50e3))
-    rndv = _halves(mpi, InjectOptions(delta_L=50e3, eager_limit=4040))
-    for s in (8, 8192):
-        assert 0.7 * 50 - 5 < eager[s] - base[s] < 1.3 * 50 + 5, (s, base, eager)
-    assert 0.7 * 150 - 5 < rndv[8192] - base[8192] < 1.3 * 150 + 5, (base, rndv)
-    assert 0.7 * 50 - 5 < rndv[8] - base[8] < 1.3 * 50 + 5
+
+    def misses():
+        base = _halves(mpi, InjectOptions())
+        eager = _halves(mpi, InjectOptions(delta_L=50e3))
+        rndv = _halves(mpi, InjectOptions(delta_L=50e3, eager_limit=4040))
+        checks = [(eager[s] - base[s], 50, f"eager {s} B") for s in (8, 8192)]
+        checks += [(rndv[8192] - base[8192], 150, "rendezvous 8192 B"), (rndv[8] - base[8], 50, "8 B with S")]
+        return [(what, round(got, 2), want) for got, want, what in checks
+                if not 0.7 * want - 5 < got < 1.3 * want + 5]
+
+    # Two spinning ranks fill a 2-core machine: any other load delays them by whole time
+    # slices, so a missed bound is measured again (up to 3 times) before it counts.
+    for _ in range(3):
+        bad = misses()
+        if not bad:
+            break
+    assert not bad, bad
 
 
 def test_inject_json_report(ompi_apps):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from latitude.errors import InputError
+from latitude.traces import GraphReport
 from latitude.units import fmt_size
 
 
@@ -40,17 +41,8 @@ def _looks_like_text(spec: str) -> bool:
     return "\n" in spec or spec.lstrip().startswith("[")
 
 
-class GenerateReport:
+class GenerateReport(GraphReport):
     """What generation did: the core's stats dict plus the graph's size."""
-
-    def __init__(self, stats: dict, info: dict):
-        self.stats = stats
-        self.info = info
-
-    def to_dict(self) -> dict:
-        out = dict(self.stats)
-        out["graph"] = {k: self.info[k] for k in ("ranks", "vertices", "edges", "messages", "bytes")}
-        return out
 
     def summary(self) -> str:
         """One line: jobs with their motifs, then the graph's size."""

@@ -57,8 +57,9 @@ def is_trace(path: str) -> bool:
     return False
 
 
-class ScheduleReport:
-    """What the conversion did: the stats dict of the core plus a summary."""
+class GraphReport:
+    """How a graph was made (trace conversion, job-file generation): the core's stats dict
+    plus the graph's size."""
 
     def __init__(self, stats: dict, info: dict):
         self.stats = stats
@@ -68,6 +69,10 @@ class ScheduleReport:
         out = dict(self.stats)
         out["graph"] = {k: self.info[k] for k in ("ranks", "vertices", "edges", "messages", "bytes")}
         return out
+
+
+class ScheduleReport(GraphReport):
+    """What the conversion did: the stats dict of the core plus a summary."""
 
     def summary(self) -> str:
         """One line: ranks, ops, messages, collectives by algorithm, unmodelled calls."""
