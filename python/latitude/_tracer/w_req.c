@@ -115,17 +115,19 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     return rc;
 }
 
-int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                 MPI_Status statuses[])
+/* MPI_Waitsome and MPI_Testsome: same arguments, same record; only the call differs. */
+typedef int (*some_fn)(int, MPI_Request[], int *, int[], MPI_Status[]);
+static int some(const char *name, some_fn pmpi, int incount, MPI_Request reqs[], int *outcount,
+                int indices[], MPI_Status statuses[])
 {
     uint64_t t0 = lt_now();
     if (!lt_active())
-        return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+        return pmpi(incount, reqs, outcount, indices, statuses);
     struct lt_completion c;
     lt_comp_begin(&c, reqs, NULL, incount);
     comp_statuses(&c, statuses, 1);
-    int rc = PMPI_Waitsome(incount, reqs, outcount, indices, c.st);
-    char *p = lt_open("MPI_Waitsome", t0, 0);
+    int rc = pmpi(incount, reqs, outcount, indices, c.st);
+    char *p = lt_open_n(name, strlen(name), t0, 0); /* lt_open needs a literal */
     p = lt_int(p, incount);
     p = lt_ptr(p, reqs);
     p = lt_ptr(p, outcount);
@@ -135,6 +137,12 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     lt_commit(lt_comp_end(lt_end(p), &c, indices, n, 0));
     lt_comp_free(&c, statuses);
     return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return some("MPI_Waitsome", PMPI_Waitsome, incount, reqs, outcount, indices, statuses);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
@@ -198,23 +206,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
 int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    uint64_t t0 = lt_now();
-    if (!lt_active())
-        return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-    struct lt_completion c;
-    lt_comp_begin(&c, reqs, NULL, incount);
-    comp_statuses(&c, statuses, 1);
-    int rc = PMPI_Testsome(incount, reqs, outcount, indices, c.st);
-    char *p = lt_open("MPI_Testsome", t0, 0);
-    p = lt_int(p, incount);
-    p = lt_ptr(p, reqs);
-    p = lt_ptr(p, outcount);
-    p = lt_ptr(p, indices);
-    p = lt_ptr(p, statuses);
-    int n = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    lt_commit(lt_comp_end(lt_end(p), &c, indices, n, 0));
-    lt_comp_free(&c, statuses);
-    return rc;
+    return some("MPI_Testsome", PMPI_Testsome, incount, reqs, outcount, indices, statuses);
 }
 
 int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
