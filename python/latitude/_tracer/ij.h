@@ -60,6 +60,9 @@ static inline uint64_t ij_now(void)
     return (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ij.clock_offset);
 }
 
+/* MPI_Pcontrol(IJ_PCONTROL_DELTA_L, (double)ns): set ΔL at run time (ij_core.c) */
+#define IJ_PCONTROL_DELTA_L 7001
+
 void ij_warn_once(const char *key, const char *fmt, ...);
 void ij_fatal(const char *fmt, ...);
 
@@ -80,6 +83,7 @@ struct ij_ts {
 };
 struct ij_fin {
     uint64_t t_release; /* when the receiver released the message */
+    uint64_t t_sent;    /* when the FIN was sent (its natural one-way, ij_req.c) */
     uint32_t seq;
     uint32_t pad;
 };
@@ -124,10 +128,17 @@ void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, u
 void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out,
                 uint64_t *probe_rel);
 struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel);
-int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out);
+/* the FIN of message `seq` from peer, if it has arrived; *fresh: it arrived in this call */
+int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out, int *fresh);
 void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release);
 void ij_ow_sample(uint64_t bytes, uint64_t ow);
 double ij_ow_hat(uint64_t bytes);
+/* how a receive's completion time t_done was observed (ij_req.c, poll_recv) */
+enum {
+    IJ_UNSEEN = 0,  /* not while waiting: MPI may have completed it any time before */
+    IJ_WAITED = 1,  /* by a poll that closely followed one that found it incomplete */
+    IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
+};
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited);
 
 /* ---- requests (ij_req.c) ---- */
@@ -147,6 +158,7 @@ struct ij_req {
     int done;             /* MPI has completed the transfer (observed) */
     int known;            /* t_release is known */
     uint64_t t_seen;      /* last poll that found the transfer incomplete (0: none) */
+    uint64_t t_fin_seen;  /* rendezvous send: last poll that found no FIN (0: none) */
     uint64_t t_done, t_release;
     MPI_Status st;
     struct ij_req *prev, *next; /* outstanding receives in posting order */

@@ -10,6 +10,14 @@
  *   LATITUDE_INJECT_REPORT       file prefix of the per-rank report (<prefix><rank>.txt)
  *   LATITUDE_INJECT_DEBUG=n      print the first n release decisions of each rank (stderr)
  *
+ * MPI_Pcontrol(IJ_PCONTROL_DELTA_L, (double)ns) sets ΔL from inside the application (the
+ * profiling-library control call of the MPI standard; without the injector it does nothing).
+ * The injector self-check (latitude-calib --what selfcheck) uses it to measure ΔL = 0 and
+ * ΔL = x in alternating blocks of one process: paired measurements, free of the differences
+ * between processes (memory placement, core) that dominate a large message's round trip.
+ * Both ranks of a transfer must switch at the same point of their message sequence; a message
+ * gets the ΔL its receiver (and, for a rendezvous FIN, its sender) has when it is observed.
+ *
  * The measured runtime of a rank is MPI_Init's end → MPI_Finalize's start, the span the
  * execution graph of a trace covers.
  *
@@ -209,6 +217,21 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (rc == MPI_SUCCESS)
         start(*provided);
     return rc;
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    if (level == IJ_PCONTROL_DELTA_L) {
+        va_list ap;
+        va_start(ap, level);
+        double ns = va_arg(ap, double);
+        va_end(ap);
+        if (!(ns >= 0 && ns < 1.8e19))
+            ij_fatal("MPI_Pcontrol(%d, ΔL): expected a non-negative number of ns", level);
+        ij.delta = (uint64_t)(ns + 0.5);
+        return MPI_SUCCESS;
+    }
+    return PMPI_Pcontrol(level);
 }
 
 int MPI_Finalize(void)

@@ -6,17 +6,37 @@
  *   o_recv,<bytes>,<median_us>        duration of MPI_Recv once the message is there (Probe)
  *   stream,<bytes>,<us_per_message>   back-to-back sends (the gap g + (s-1)·G when > o)
  *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
+ *   selfcheck,<bytes>,<delta_us>,<block>,<median_us>,<min_us>,<mean_us>,<iters>
+ *                                     injector self-check: half round trips of one block at ΔL
  *
  * usage: latitude-calib [--sizes 0,8,...] [--batches N] [--iters N] [--what LIST]
- *   --what  comma list of pingpong,overhead,stream,eager (default all)
+ *                       [--deltas 0,1,5,...]
+ *   --what    comma list of pingpong,overhead,stream,eager (default all), or selfcheck
+ *   --deltas  selfcheck: ΔL values in µs, set in the latency injector with MPI_Pcontrol
+ *   --preposted 1  selfcheck: every receive posted before its message is sent (bounce_pre)
+ *
+ * selfcheck (bench/injector_selfcheck.py, run under `latitude inject`): per size, --batches
+ * blocks; in each block, every ΔL of --deltas in turn (the order reversed every other block)
+ * with --iters round trips, each timed on its own. One process measures every ΔL, in blocks
+ * a few ms apart, so ΔL = 0 and ΔL = x are compared as pairs of the same block: a large
+ * message's half round trip differs between processes (memory placement of the buffers) by
+ * more than the bound of the check, and drifts within a run. Each round trip is timed on its
+ * own and a block reports its median and its fastest one: a batch mean takes in every
+ * preemption of a rank (2 spinning ranks fill a 2-core machine), and a longer batch (larger
+ * ΔL) takes in more of them, which biased the growth upwards with ΔL.
+ * --preposted 1: every receive is posted before its message is sent (bounce_pre).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* the injector's MPI_Pcontrol level that sets ΔL (ns, a double): tracer/ij.h */
+#define IJ_PCONTROL_DELTA_L 7001
 
 static int rank;
-static char *buf;
+static char *buf, *rbuf; /* rbuf: pre-posted receives (selfcheck --preposted) */
 static MPI_Comm comm; /* ranks 0 and 1 */
 
 static int cmp_d(const void *a, const void *b)
@@ -68,6 +88,78 @@ static void pingpong(long s, int batches, int iters)
     double mean = sum / batches, med = median(half, batches);
     if (rank == 0)
         printf("pingpong,%ld,%.4f,%.4f,%.4f,%d\n", s, half[0], med, mean, batches);
+    free(half);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Round trips with every receive posted before its message is sent: rank 0 posts the pong's
+ * receive before it sends the ping, rank 1 keeps the next ping's receive posted (*pending)
+ * while it sends the pong. In the blocking ping-pong a message above MPI's own eager limit
+ * delays its sender until the receiver has taken the data, so at ΔL = 0 the sender posts its
+ * next receive after the partner's reply has arrived, which a hold of ΔL hides: the growth
+ * then falls short of ΔL by that posting delay (the model's max(R, a) does the same), which
+ * is MPI's protocol, not the injector. Pre-posted, every half round trip is a message's
+ * one-way time from send to receive. */
+static void bounce_pre(long s, int n, MPI_Request *pending)
+{
+    for (int i = 0; i < n; i++) {
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Irecv(rbuf, (int)s, MPI_BYTE, 1, 1, comm, &r);
+            MPI_Send(buf, (int)s, MPI_BYTE, 1, 1, comm);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            if (*pending == MPI_REQUEST_NULL)
+                MPI_Irecv(rbuf, (int)s, MPI_BYTE, 0, 1, comm, pending);
+            MPI_Wait(pending, MPI_STATUS_IGNORE);
+            MPI_Irecv(rbuf, (int)s, MPI_BYTE, 0, 1, comm, pending);
+            MPI_Send(buf, (int)s, MPI_BYTE, 0, 1, comm);
+        }
+    }
+}
+
+/* See the top comment. Rank 0 switches ΔL after its receive of a block's last round trip
+ * returned, rank 1 after its send did: each message is observed under its own block's ΔL on
+ * both sides. The first 2 round trips after a switch are not counted: with the rendezvous
+ * rule the receive of the first one is posted when the previous block's FIN (its ΔL)
+ * arrived. */
+static void selfcheck(long s, int blocks, int iters, const double *deltas, int nd, int pre)
+{
+    double *half = malloc(sizeof *half * (size_t)iters);
+    MPI_Request pending = MPI_REQUEST_NULL;
+#define BOUNCE(n) (pre ? bounce_pre(s, n, &pending) : (void)bounce(s, n))
+    MPI_Pcontrol(IJ_PCONTROL_DELTA_L, 0.0);
+    BOUNCE(10); /* warm up */
+    for (int b = 0; b < blocks; b++) {
+        for (int j = 0; j < nd; j++) {
+            int k = b % 2 ? nd - 1 - j : j;
+            MPI_Pcontrol(IJ_PCONTROL_DELTA_L, deltas[k] * 1e3);
+            BOUNCE(2);
+            double sum = 0, lo = 1e30;
+            for (int i = 0; i < iters; i++) {
+                double t0 = now_us();
+                BOUNCE(1);
+                half[i] = (now_us() - t0) / 2;
+                sum += half[i];
+                lo = half[i] < lo ? half[i] : lo;
+            }
+            if (rank == 0)
+                printf("selfcheck,%ld,%g,%d,%.4f,%.4f,%.4f,%d\n", s, deltas[k], b,
+                       median(half, iters), lo, sum / iters, iters);
+        }
+    }
+    MPI_Pcontrol(IJ_PCONTROL_DELTA_L, 0.0);
+    if (pending != MPI_REQUEST_NULL) /* rank 1's receive for a ping that never comes: send it */
+        MPI_Wait(&pending, MPI_STATUS_IGNORE);
+    else if (pre)
+        MPI_Send(buf, (int)s, MPI_BYTE, 1, 1, comm);
+#undef BOUNCE
     free(half);
 }
 
@@ -196,8 +288,21 @@ int main(int argc, char **argv)
     int batches = atoi(arg(argc, argv, "--batches", "11"));
     int iters = atoi(arg(argc, argv, "--iters", "200"));
     const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager");
+    const char *dlist = arg(argc, argv, "--deltas", "0,1,5,20,100,500");
+    int pre = atoi(arg(argc, argv, "--preposted", "0"));
     long sizes[64], maxs = 1;
-    int ns = 0;
+    double deltas[64];
+    int ns = 0, nd = 0;
+    for (const char *p = dlist; *p && nd < 64;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || v < 0) {
+            fprintf(stderr, "latitude-calib: --deltas: expected a comma list of µs\n");
+            return 2;
+        }
+        deltas[nd++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
     for (const char *p = list; *p && ns < 64;) {
         char *end;
         long v = strtol(p, &end, 10);
@@ -224,6 +329,7 @@ int main(int argc, char **argv)
     }
     long bufsize = maxs > 4 << 20 ? maxs : 4 << 20;
     buf = calloc((size_t)bufsize, 1);
+    rbuf = calloc((size_t)bufsize, 1);
     if (rank == 0)
         printf("# latitude-calib 1, %d ranks\n", size);
     /* ranks 2.. have nothing to measure */
@@ -234,6 +340,8 @@ int main(int argc, char **argv)
         return 0;
     }
     comm = pair;
+    for (int i = 0; i < ns && strstr(what, "selfcheck"); i++)
+        selfcheck(sizes[i], batches, iters, deltas, nd, pre);
     for (int i = 0; i < ns && strstr(what, "pingpong"); i++)
         pingpong(sizes[i], batches, iters);
     for (int i = 0; i < ns && strstr(what, "overhead"); i++)
@@ -245,5 +353,6 @@ int main(int argc, char **argv)
     fflush(stdout);
     MPI_Finalize();
     free(buf);
+    free(rbuf);
     return 0;
 }
