@@ -65,16 +65,34 @@ def test_latcheck_mpich(mpich_apps):
     assert "latcheck: ok" in out.stdout, out.stdout + out.stderr
 
 
-def _halves(launch_mpi, opts):
+def _growth(opts, preload=True):
+    """Median paired growth of the half round trip at ΔL = 50 µs over ΔL = 0 (µs) for 8 B and
+    8 KiB: latitude-calib's selfcheck, which switches ΔL inside one run (MPI_Pcontrol) and
+    compares the fastest round trips of blocks at 0 and 50 µs pairwise, receives pre-posted
+    (bench/injector_selfcheck.py)."""
+    import statistics
+
     from latitude import inject as ij
 
-    launch = ij.Launch.resolve(launch_mpi)
+    mpi = [OMPI_RUN, "-np", "2"]  # not --oversubscribe: Open MPI would yield the CPU while polling
+    launch = ij.Launch.resolve(mpi)
     prog = launch.build(ij.CALIB_PROGRAM)
-    argv = launch_mpi + [str(prog), "--what", "pingpong", "--sizes", "8,8192", "--batches", "5",
-                         "--iters", "50"]
-    res = ij.run_injected(launch, opts, argv=argv, timeout=120)
-    rows = [ln.split(",") for ln in res.stdout.splitlines() if ln.startswith("pingpong,")]
-    return {int(r[1]): float(r[2]) for r in rows}  # fastest batch, µs: robust to other load
+    argv = mpi + [str(prog), "--what", "selfcheck", "--sizes", "8,8192", "--deltas", "0,50",
+                  "--batches", "7", "--iters", "10", "--preposted", "1"]
+    if preload:
+        out = ij.run_injected(launch, opts, argv=argv, timeout=120).stdout
+    else:
+        out = run(argv).stdout
+    med = {}
+    for ln in out.splitlines():
+        if ln.startswith("selfcheck,"):
+            f = ln.split(",")
+            med[(int(f[1]), float(f[2]), int(f[3]))] = float(f[5])  # fastest round trip
+    return {s: statistics.median(med[(s, 50.0, b)] - med[(s, 0.0, b)] for b in range(7)) for s in (8, 8192)}
+
+
+def _outside(got, want):
+    return not 0.7 * want - 5 < got < 1.3 * want + 5
 
 
 def test_pingpong_self_check_loose(ompi_apps):
@@ -82,16 +100,12 @@ def test_pingpong_self_check_loose(ompi_apps):
     Loose bounds for a shared CI machine; bench/injector_selfcheck.py has the full table."""
     from latitude.inject import InjectOptions
 
-    mpi = [OMPI_RUN, "-np", "2"]  # not --oversubscribe: Open MPI would yield the CPU while polling
-
     def misses():
-        base = _halves(mpi, InjectOptions())
-        eager = _halves(mpi, InjectOptions(delta_L=50e3))
-        rndv = _halves(mpi, InjectOptions(delta_L=50e3, eager_limit=4040))
-        checks = [(eager[s] - base[s], 50, f"eager {s} B") for s in (8, 8192)]
-        checks += [(rndv[8192] - base[8192], 150, "rendezvous 8192 B"), (rndv[8] - base[8], 50, "8 B with S")]
-        return [(what, round(got, 2), want) for got, want, what in checks
-                if not 0.7 * want - 5 < got < 1.3 * want + 5]
+        eager = _growth(InjectOptions())
+        rndv = _growth(InjectOptions(eager_limit=4040))
+        checks = [(eager[s], 50, f"eager {s} B") for s in (8, 8192)]
+        checks += [(rndv[8192], 150, "rendezvous 8192 B"), (rndv[8], 50, "8 B with S")]
+        return [(what, round(got, 2), want) for got, want, what in checks if _outside(got, want)]
 
     # Two spinning ranks fill a 2-core machine: any other load delays them by whole time
     # slices, so a missed bound is measured again (up to 3 times) before it counts.
@@ -100,6 +114,13 @@ def test_pingpong_self_check_loose(ompi_apps):
         if not bad:
             break
     assert not bad, bad
+
+
+def test_pingpong_self_check_fails_without_the_injector(ompi_apps):
+    """The check is not vacuous: without the injector MPI_Pcontrol sets nothing, the half round
+    trips do not grow, and the bounds above reject that."""
+    growth = _growth(None, preload=False)
+    assert all(_outside(growth[s], 50) for s in (8, 8192)), growth
 
 
 def test_inject_json_report(ompi_apps):
