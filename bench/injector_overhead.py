@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""What the latency injector costs at ΔL = 0: the validation study's applications (2 ranks,
+same arguments as bench/validation.py) run plain, under the tracer, and under the injector
+with ΔL = 0, interleaved (plain, traced, injected, plain, …) so slow drifts of the machine hit
+all three alike. The runtime is the application's own timer (`elapsed_s`, or LAMMPS's "Loop
+time"), the same in all three modes.
+
+    flock -x /work/.quiet.lock python3 bench/injector_overhead.py [--apps cg,lammps] [--reps 5]
+
+`latitude validate` predicts from a trace of the plain program and measures under the
+injector; a difference between "plain" and "injected, ΔL = 0" here is an offset the model
+cannot see (docs/validation.md, "What the study shows").
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from validation import APPS  # noqa: E402
+
+TIMER = re.compile(r"^(?:elapsed_s (\S+)|Loop time of (\S+) on)", re.M)
+MODES = ("plain", "traced", "injected")
+
+
+def command(mode: str, prog: list, tmp: str) -> list:
+    mpirun = ["mpirun", "-np", "2", *prog]
+    if mode == "plain":
+        return mpirun
+    if mode == "traced":
+        return [sys.executable, "-m", "latitude", "trace", "-o", tempfile.mkdtemp(dir=tmp), "--", *mpirun]
+    return [sys.executable, "-m", "latitude", "inject", "--delta-L", "0", "--", *mpirun]
+
+
+def run_once(mode: str, prog: list, tmp: str) -> float:
+    cmd = command(mode, prog, tmp)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+    found = TIMER.findall(proc.stdout + "\n" + proc.stderr)  # apps print their timer on stderr
+    if proc.returncode != 0 or not found:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}, no timer line\n{proc.stderr[-2000:]}")
+    # Each rank may print one; the slowest rank's time is the run's.
+    return max(float(a or b) for a, b in found)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    rows = []
+    for name in a.apps.split(","):
+        prog = APPS[name][1]
+        times = {m: [] for m in MODES}
+        with tempfile.TemporaryDirectory(prefix="latitude-ovh-") as tmp:
+            for m in MODES:  # warm-up: builds the tracer / injector once, pages the binary in
+                run_once(m, prog, tmp)
+            for _ in range(a.reps):
+                for m in MODES:
+                    times[m].append(run_once(m, prog, tmp))
+        rows.append((name, times))
+        print(f"{name}: " + ", ".join(f"{m} {statistics.mean(t):.3f}s" for m, t in times.items()), file=sys.stderr, flush=True)
+    print(f"mpirun -np 2, {a.reps} interleaved runs per mode; application's own timer (s), mean ± std\n")
+    print("| app | plain | traced | injected, ΔL = 0 | traced / plain | injected / plain |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, t in rows:
+        mean = {m: statistics.mean(v) for m, v in t.items()}
+        cell = [f"{mean[m]:.3f} ± {statistics.stdev(t[m]) if len(t[m]) > 1 else 0:.3f}" for m in MODES]
+        print(f"| {name} | {' | '.join(cell)} | {100 * (mean['traced'] / mean['plain'] - 1):+.1f} % "
+              f"| {100 * (mean['injected'] / mean['plain'] - 1):+.1f} % |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
