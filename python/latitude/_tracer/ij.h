@@ -140,6 +140,8 @@ enum {
     IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
 };
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited);
+/* the injector's work on one observed receive, t_done to its end (shifts releases) */
+void ij_own_work(uint64_t ns);
 
 /* ---- requests (ij_req.c) ---- */
 enum { IJ_SEND = 1, IJ_RECV, IJ_COLLREQ };
