@@ -12,7 +12,8 @@
  *    a receiver completes for (source, tag, communicator) the k-th one sent, provided the
  *    completions are handled in posting order (ij_req.c takes care of that).
  *  - A receive is reported complete (Wait/Test families, Recv, Probe) only at its release
- *    time (ij_stream.c, ij_release): max(natural completion, t_send + one-way + k·ΔL), where
+ *    time (ij_stream.c, ij_release): max(natural completion, t_send + one-way + k·ΔL) plus
+ *    the injector's own work on a receive (median of the last 32), where
  *    one-way is the message's natural send-start → receive-complete time (measured exactly
  *    when the receiver was already waiting, estimated from such measurements otherwise) and
  *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake

@@ -13,6 +13,7 @@
  *          = ow_hat(s)                    otherwise (estimate from the exact measurements)
  *     eager (s ≤ S):      release = max(t_done, t_s + ow + ΔL)
  *     rendezvous (s > S): release = max(t_done, t_s + ow + 3ΔL, waited ? t_done + 2ΔL : 0)
+ * each plus w, the injector's own work on a receive (see "own work" below).
  * "waited" for a rendezvous also holds when the first poll, right after posting, found the
  * transfer complete (IJ_AT_POST): its data cannot move before the receive is posted, so a
  * transfer completed by that poll completed then. This is the common case of a receive posted
