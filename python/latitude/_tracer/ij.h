@@ -12,7 +12,8 @@
  *    a receiver completes for (source, tag, communicator) the k-th one sent, provided the
  *    completions are handled in posting order (ij_req.c takes care of that).
  *  - A receive is reported complete (Wait/Test families, Recv, Probe) only at its release
- *    time (ij_stream.c, ij_release): max(natural completion, t_send + one-way + k·ΔL), where
+ *    time (ij_stream.c, ij_release): max(natural completion, t_send + one-way + k·ΔL) plus
+ *    the injector's own work on a receive (median of the last 32), where
  *    one-way is the message's natural send-start → receive-complete time (measured exactly
  *    when the receiver was already waiting, estimated from such measurements otherwise) and
  *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake
@@ -140,6 +141,8 @@ enum {
     IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
 };
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited);
+/* the injector's work on one observed receive, t_done to its end (shifts releases) */
+void ij_own_work(uint64_t ns);
 
 /* ---- requests (ij_req.c) ---- */
 enum { IJ_SEND = 1, IJ_RECV, IJ_COLLREQ };

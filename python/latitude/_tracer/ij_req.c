@@ -231,6 +231,7 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
     ij.n_recv++;
     if (ts.bytes > ij.eager_limit)
         ij_send_fin(r->c, r->chan, st->MPI_SOURCE, ts.seq, r->t_release);
+    ij_own_work(ij_now() - now);
 }
 
 static int poll_recv(struct ij_req *r)
@@ -350,10 +351,9 @@ void ij_progress(void)
         while (q) {
             if (q->bytes > ij.eager_limit && q->t_seen < pass) {
                 poll_recv(q);
-                if (q->done) {
-                    q = head; /* observing unlists receives: start again */
-                    continue;
-                }
+                if (q->done)
+                    return; /* let the waiting loop see it at once (the time from the
+                             * completion to that is the injector's own, ij_own_work) */
             }
             q = q->next;
         }
