@@ -5,6 +5,7 @@ is bench/injector_selfcheck.py), and the CLI's reports and errors."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -74,7 +75,8 @@ def _growth(opts, preload=True):
 
     from latitude import inject as ij
 
-    mpi = [OMPI_RUN, "-np", "2"]  # not --oversubscribe: Open MPI would yield the CPU while polling
+    # not --oversubscribe: Open MPI would yield the CPU while polling
+    mpi = [OMPI_RUN, *(["--allow-run-as-root"] if os.geteuid() == 0 else []), "-np", "2"]
     launch = ij.Launch.resolve(mpi)
     prog = launch.build(ij.CALIB_PROGRAM)
     argv = mpi + [str(prog), "--what", "selfcheck", "--sizes", "8,8192", "--deltas", "0,50",
