@@ -30,8 +30,8 @@ def _progress(what: str, t0=time.perf_counter()) -> None:
 
 
 class Clock:
-    """Wall and process CPU time of a stage. Ratios use CPU time (both sides), so the LP side
-    can run at low priority next to other work without its slowdown counting for the engine."""
+    """Wall and process CPU time of a stage. Ratios use CPU time (both sides), so other work
+    sharing the machine during the long LP runs does not count for or against either side."""
 
     def __enter__(self):
         self.w, self.c = time.perf_counter(), time.process_time()
@@ -101,15 +101,15 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
     lp_bps = [b for b in ls.breakpoints if float(b.at) > ls.lo]
     out["same_breakpoints"] = same_breakpoints([b for b in s.breakpoints if float(b.at) > ls.lo], lp_bps) \
         and same_breakpoints([b for b in cs.breakpoints if float(b.at) > ls.lo], lp_bps)
-    c = Clock().__enter__()
-    try:
-        lt = lp_analysis.tolerance(g, p, "L", [1, 2, 5], max_seconds=lp_budget or None)
-        out["lp_tol_complete"] = True
+    with Clock() as c:
+        try:
+            lt = lp_analysis.tolerance(g, p, "L", [1, 2, 5], max_seconds=lp_budget or None)
+        except TimeoutError:
+            lt = None
+    out["lp_tol_complete"] = lt is not None
+    if lt is not None:
         out["same_tolerance"] = all(
             (tol.max(x) is None and lt.max(x) is None) or abs(tol.max(x) - lt.max(x)) <= 1e-6 * tol.max(x) for x in (1, 2, 5))
-    except TimeoutError:
-        out["lp_tol_complete"] = False
-    c.__exit__()
     out["lp_tol_s"], out["lp_tol_cpu"] = c.wall, c.cpu
     _progress(f"LP tolerance: {out['lp_tol_s']:.1f}s" + ("" if out["lp_tol_complete"] else " (cut)"))
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
