@@ -183,6 +183,9 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
 void ij_progress(void);                 /* background work of every waiting loop */
 
 struct ij_req *ij_req_new(void);
+/* what the request is: kind, channel, peer, tag and size (shared by immediate and persistent) */
+void ij_req_describe(struct ij_req *r, int kind, struct ij_comm *c, int chan, int peer, int tag,
+                     int count, MPI_Datatype dt);
 void ij_req_free(struct ij_req *r);
 struct ij_req *ij_req_find(MPI_Request h);
 void ij_req_track(struct ij_req *r);    /* app handle r->mreq -> r */

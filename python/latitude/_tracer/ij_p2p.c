@@ -290,12 +290,7 @@ static int persistent(int kind, int mode, void *buf, int count, MPI_Datatype dt,
     if (rc != MPI_SUCCESS || !c || peer == MPI_PROC_NULL)
         return rc;
     struct ij_req *r = ij_req_new();
-    r->kind = kind;
-    r->chan = IJ_APP;
-    r->c = c;
-    r->peer = peer;
-    r->tag = tag;
-    r->bytes = ij_type_bytes(count, dt);
+    ij_req_describe(r, kind, c, IJ_APP, peer, tag, count, dt);
     r->persistent = 1;
     r->mreq = *req;
     ij_req_track(r);

@@ -41,6 +41,17 @@ struct ij_req *ij_req_new(void)
     return r;
 }
 
+void ij_req_describe(struct ij_req *r, int kind, struct ij_comm *c, int chan, int peer, int tag,
+                     int count, MPI_Datatype dt)
+{
+    r->kind = kind;
+    r->chan = chan;
+    r->c = c;
+    r->peer = peer;
+    r->tag = tag;
+    r->bytes = ij_type_bytes(count, dt);
+}
+
 void ij_req_free(struct ij_req *r)
 {
     ij_unlist(r);
@@ -112,12 +123,7 @@ static void reset(struct ij_req *r)
 void ij_send_begin(struct ij_req *r, struct ij_comm *c, int chan, const void *buf, int count,
                    MPI_Datatype dt, int dst, MPI_Comm dcomm, int dtag, int mode)
 {
-    r->kind = IJ_SEND;
-    r->chan = chan;
-    r->c = c;
-    r->peer = dst;
-    r->tag = dtag;
-    r->bytes = ij_type_bytes(count, dt);
+    ij_req_describe(r, IJ_SEND, c, chan, dst, dtag, count, dt);
     reset(r);
     r->t_post = ij_now();
     if (dst == MPI_PROC_NULL) {
@@ -145,12 +151,7 @@ void ij_send_begin(struct ij_req *r, struct ij_comm *c, int chan, const void *bu
 void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int count,
                    MPI_Datatype dt, int src, MPI_Comm dcomm, int dtag)
 {
-    r->kind = IJ_RECV;
-    r->chan = chan;
-    r->c = c;
-    r->peer = src;
-    r->tag = dtag;
-    r->bytes = ij_type_bytes(count, dt);
+    ij_req_describe(r, IJ_RECV, c, chan, src, dtag, count, dt);
     reset(r);
     r->t_post = ij_now();
     PMPI_Irecv(buf, count, dt, src, dtag, dcomm, &r->mreq);
