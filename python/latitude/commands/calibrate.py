@@ -6,6 +6,7 @@ import json
 import sys
 
 from latitude import calibrate, inject
+from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError
 from latitude.units import parse_size
 
@@ -35,11 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--under-injector", action="store_true",
                    help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
                    "becomes part of o and L, as in the runs `latitude validate` compares with)")
-    p.add_argument("--mpicc", metavar="PATH", help="MPI compiler wrapper to build with")
-    p.add_argument("--rebuild", action="store_true", help="rebuild the cached programs")
     p.add_argument("--json", action="store_true", help="print the fit as JSON on stdout")
-    p.add_argument("command", nargs="+", metavar="-- LAUNCHER ARGS",
-                   help="the launch command without a program, e.g. mpirun -np 2")
+    add_launch_args(p, "the measuring programs", "the launch command without a program, e.g. mpirun -np 2")
     p.set_defaults(func=run)
 
 

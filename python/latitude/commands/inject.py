@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from latitude import inject
+from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
 from latitude.params import Params
 from latitude.units import fmt_size, fmt_time, parse_size, parse_time
@@ -40,13 +41,8 @@ def register(subparsers) -> None:
                    help="machine file (latitude calibrate): its S and L+2o, G+O estimates")
     p.add_argument("--no-collectives", action="store_true",
                    help="leave collectives to MPI (no latency added to them)")
-    p.add_argument("--mpicc", metavar="PATH", help="MPI compiler wrapper to build the injector with")
-    p.add_argument("--rebuild", action="store_true", help="rebuild the cached injector")
-    p.add_argument("--print-command", action="store_true",
-                   help="print the launch command with the injector options and exit")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p.add_argument("command", nargs="+", metavar="-- LAUNCHER ARGS",
-                   help="the launch command, e.g. mpirun -np 2 ./app")
+    add_launch_args(p, "the injector", "the launch command, e.g. mpirun -np 2 ./app", print_command=True)
     p.set_defaults(func=run)
 
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from latitude import tracer
+from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
 from latitude.units import parse_size
 
@@ -31,19 +32,12 @@ def register(subparsers) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", default="latitude-traces", metavar="DIR",
                    help="directory for the rank files (default: %(default)s)")
-    p.add_argument("--mpicc", metavar="PATH",
-                   help="MPI compiler wrapper to build the tracer with (default: the one "
-                   "next to the launcher, else mpicc on PATH)")
     p.add_argument("--padded", action="store_true",
                    help="zero-pad rank numbers in file names as liballprof does "
                    "(default: unpadded, the names Schedgen and LLAMP look for)")
     p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
-    p.add_argument("--rebuild", action="store_true", help="rebuild the cached tracer")
-    p.add_argument("--print-command", action="store_true",
-                   help="print the launch command with the tracer options and exit")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p.add_argument("command", nargs="+", metavar="-- LAUNCHER ARGS",
-                   help="the launch command, e.g. mpirun -np 4 ./app")
+    add_launch_args(p, "the tracer", "the launch command, e.g. mpirun -np 4 ./app", print_command=True)
     p.set_defaults(func=run)
 
 

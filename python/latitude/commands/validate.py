@@ -8,6 +8,7 @@ from pathlib import Path
 from latitude import calibrate as calib
 from latitude import inject, validate
 from latitude.commands.calibrate import parse_sizes
+from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError
 
 EPILOG = """\
@@ -44,10 +45,9 @@ def register(subparsers) -> None:
     p.add_argument("--title", help="plot title (default: the program)")
     p.add_argument("--max-rrmse", type=float, metavar="PCT",
                    help="exit with status 1 if the RRMSE exceeds PCT percent")
-    p.add_argument("--mpicc", metavar="PATH", help="MPI compiler wrapper to build with")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p.add_argument("command", nargs="+", metavar="-- LAUNCHER PROGRAM ARGS",
-                   help="the launch command, e.g. mpirun -np 2 ./app")
+    add_launch_args(p, "the tracer, injector and calibration", "the launch command, e.g. mpirun -np 2 ./app",
+                    metavar="-- LAUNCHER PROGRAM ARGS", rebuild=False)
     p.set_defaults(func=run)
 
 
