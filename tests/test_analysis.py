@@ -177,3 +177,23 @@ def test_api_frames(examples):
 def test_bad_analysis_input(examples, args, msg):
     proc = run_cli(args[0], os.path.join(examples, "llamp-fig4b.goal"), *args[1:], check=False)
     assert proc.returncode == 2 and msg in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("i", range(20))
+def test_tolerance_read_off_a_sweep_equals_the_engine(i):
+    # Sensitivity.tolerance answers from the pieces (no graph pass); it must give exactly
+    # Graph.tolerance's answers, or None when an answer may lie beyond the range.
+    g, p = random_graph(200 + i)
+    pcts = [0, 1, 2, 5, 20]
+    engine = g.tolerance(pcts, params=p)
+    wide = g.sensitivity(0, p.L + 10**6, params=p).tolerance(pcts)
+    if any(engine.max(x) is None for x in pcts):
+        assert wide is None  # unbounded (or beyond the range) cannot be read off a range
+    else:
+        assert wide is not None
+        assert wide.baseline_runtime == engine.baseline_runtime
+        assert [r["max"] for r in wide.rows] == [r["max"] for r in engine.rows]  # exact Fractions
+    narrow = g.sensitivity(p.L, p.L + 1, params=p).tolerance(pcts)
+    if narrow is not None:
+        assert [r["max"] for r in narrow.rows] == [r["max"] for r in engine.rows]
+    assert g.sensitivity(p.L + 1, p.L + 2, params=p).tolerance(pcts) is None  # baseline outside

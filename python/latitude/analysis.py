@@ -3,10 +3,12 @@
 T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise linear.
 
 * **Sensitivity** (`Graph.sensitivity`): every critical point (breakpoint) of T on [lo, hi]
-  and the linear pieces between them, found by tangent intersections: the tangents at the
-  ends of an interval meet at x*; if T(x*) lies on them x* is the only breakpoint, otherwise
-  the pieces at x* split the interval. Exact, with O(#pieces) evaluations batched several
-  per graph pass (latitude_core::engine::parametric).
+  and the linear pieces between them. Exact sweeps carry each value's piecewise-linear
+  function of x through one graph pass (its upper envelope of lines; one part of [lo, hi]
+  per core; latitude_core::engine::envelope). With a step, tangent intersections: the
+  tangents at the ends of an interval meet at x*; if T(x*) lies on them x* is the only
+  breakpoint, otherwise the pieces at x* split the interval; O(#pieces) evaluations batched
+  several per graph pass (latitude_core::engine::parametric). Both give the same pieces.
 * **Tolerance** (`Graph.tolerance`): the largest x with T(x) ≤ (1 + p/100)·T(x₀), by Newton
   steps from above on T's pieces (each step lands on a new piece; exact, finitely many).
   "unbounded" when T stops growing (λ = 0 beyond every breakpoint).
@@ -130,6 +132,30 @@ class Sensitivity:
         t = self.runtime(x)
         return float(Fraction(x) * self.slope(x)) / t if t else 0.0
 
+    def tolerance(self, pcts=(1, 2, 5), baseline=None) -> "Tolerance | None":
+        """The x % tolerances read off the pieces, exactly as `Graph.tolerance` computes them,
+        without another graph pass; None when the baseline is outside the range or an answer
+        may lie beyond its end (then ask `Graph.tolerance`)."""
+        if not self.complete or not all(b.exact for b in self.breakpoints):
+            return None
+        x0 = self.baseline if baseline is None else baseline
+        if x0 is None:
+            return None
+        x0 = Fraction(round(Fraction(x0) * TICKS), TICKS)  # parameters are whole ticks
+        if not self.pieces[0].start <= x0 <= self.pieces[-1].end:
+            return None
+        t0 = self.piece_at(x0).line(x0)
+        rows = []
+        for pct in pcts:
+            rn, rd = ratio(pct)
+            limit = t0 * Fraction(rn, rd)
+            x = _largest_below(self.pieces, x0, limit)
+            if x is None:
+                return None
+            rows.append({"pct": Fraction(str(pct)), "max": x, "limit": limit})
+        base = self.params.replace(**{self.param: float(x0)})
+        return Tolerance(self.param, float(x0), float(t0), rows, base)
+
     def curve(self, points: int = 100) -> list[dict]:
         """T, λ, ρ on an even grid plus both sides of every breakpoint (for plots and CSV)."""
         lo, hi = Fraction(self.lo), Fraction(self.hi)
@@ -169,6 +195,17 @@ class Sensitivity:
         import pandas as pd
 
         return pd.DataFrame(self.curve(points))
+
+
+def _largest_below(pieces, x0: Fraction, limit: Fraction) -> Fraction | None:
+    """Largest x ≥ x0 on the pieces with T(x) ≤ limit (T is nondecreasing); None if T stays
+    below the limit up to the end of the range (the answer lies beyond it)."""
+    for p in pieces:
+        if p.end < x0 or p.line(p.end) <= limit:
+            continue
+        # T crosses the limit on this piece; its slope is positive since T(x0) ≤ limit.
+        return max(x0, (limit - p.line.intercept) / p.line.slope)
+    return None
 
 
 def _f(x):

@@ -1,5 +1,5 @@
 //! Profiling driver for generated workloads: `cargo run --release --example synth_phases --
-//! JOB [what]` with what = all (default) | build | graph | predict | multi. Prints the wall
+//! JOB [what]` with what = all (default) | build | graph | predict | sweep | multi. Prints the wall
 //! time of each phase and the peak RSS after it; use under `perf record` or callgrind.
 
 use latitude_core::engine::multi::evaluate;
@@ -15,7 +15,7 @@ fn hwm() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: synth_phases JOB [all|build|graph|predict|multi]");
+    let path = args.get(1).expect("usage: synth_phases JOB [all|build|graph|predict|sweep|multi]");
     let what = args.get(2).map(String::as_str).unwrap_or("all");
     let t = Instant::now();
     let file = JobFile::read(path).unwrap_or_else(|e| panic!("{e}"));
@@ -38,6 +38,22 @@ fn main() {
     let pr = predict(&g, &plan, &pt).unwrap();
     eprintln!("predict {:>8.3} s  T = {} ns  λ_L = {}  peak {}", t.elapsed().as_secs_f64(), pr.runtime_ns(), pr.right[p::L], hwm());
     if what == "predict" {
+        return;
+    }
+    if what == "sweep2" {
+        let t = Instant::now();
+        let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
+        eprintln!("sweep   {:>8.3} s  {} breakpoints, {} passes  peak {}", t.elapsed().as_secs_f64(), sw.breakpoints.len(), sw.passes, hwm());
+        for b in &sw.breakpoints {
+            eprint!("{:.0} ", b.at.to_f64() / 1e9);
+        }
+        eprintln!();
+        return;
+    }
+    if what == "sweep" {
+        let t = Instant::now();
+        let (lines, widest) = latitude_core::engine::envelope::envelope(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000);
+        eprintln!("envelope {:>8.3} s  {} lines, widest {}  (one thread)", t.elapsed().as_secs_f64(), lines.len(), widest);
         return;
     }
     let pts: Vec<Point> = (0..8).map(|i| pt.at_ticks(p::L, (3000 + 1000 * i) * 1_000_000_000, 1)).collect();

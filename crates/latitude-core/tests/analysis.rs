@@ -2,13 +2,13 @@ mod common;
 
 use common::*;
 use latitude_core::engine::multi::evaluate;
-use latitude_core::engine::parametric::{sweep, SweepOptions};
+use latitude_core::engine::parametric::{sweep, Sweep, SweepMethod, SweepOptions};
 use latitude_core::engine::rational::{Line, Rat};
 use latitude_core::engine::tolerance::tolerance;
 use latitude_core::engine::Plan;
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
-use latitude_core::model::{p, Model, Point, TICKS_PER_NS};
+use latitude_core::model::{p, Model, Point, Protocol, TICKS_PER_NS};
 
 const NS: i128 = TICKS_PER_NS;
 
@@ -118,7 +118,7 @@ fn step_merges_close_breakpoints() {
     let base = point(0.0, 100.0, 0.0, 0.0, 0.0);
     let exact = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions::default()).unwrap();
     let step = 5_000 * NS;
-    let coarse = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step) }).unwrap();
+    let coarse = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step), ..Default::default() }).unwrap();
     assert!(coarse.breakpoints.len() <= exact.breakpoints.len());
     for w in coarse.breakpoints.windows(2) {
         assert!(w[1].at >= w[0].at.plus_int(step));
@@ -155,4 +155,53 @@ fn threaded_multi_point_passes_equal_single_points() {
         let pr = latitude_core::engine::predict(&g, &plan, pt).unwrap();
         assert_eq!((e.t, e.right, e.left), (pr.t, pr.right[p::L], pr.left[p::L]));
     }
+}
+
+fn both_methods(g: &latitude_core::ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Sweep, Sweep) {
+    let env = sweep(g, plan, base, k, lo, hi, SweepOptions::default()).unwrap();
+    let tan = sweep(g, plan, base, k, lo, hi, SweepOptions { method: SweepMethod::Tangents, ..Default::default() }).unwrap();
+    (env, tan)
+}
+
+#[test]
+fn envelope_pass_equals_tangent_refinement() {
+    // Every protocol / eager limit / NIC chain combination, in L and in G.
+    let mut rng = Rng::new(29);
+    let mut bps = 0;
+    for seed in 0..80u64 {
+        let spec = RandomSpec { ranks: 2 + (seed % 6) as u32, rounds: 2 + (seed % 9) as u32, seed, max_calc: 20_000, ..Default::default() };
+        let mut g = random_graph(&spec).unwrap();
+        let model = Model {
+            protocol: [Protocol::Handshake, Protocol::LogGopSim][(seed / 2 % 2) as usize],
+            eager_limit: [u64::MAX, 4096][(seed % 2) as usize],
+            nic_serialization: seed % 3 == 0,
+        };
+        let plan = Plan::prepare(&mut g, model).unwrap();
+        let base = point(0.0, rng.below(300) as f64, rng.below(50) as f64, [0.0, 0.01][rng.below(2) as usize], 0.0);
+        let (env, tan) = both_methods(&g, &plan, &base, p::L, rng.below(1000) as i128 * NS, 20_000 * NS);
+        assert_eq!(env.breakpoints, tan.breakpoints, "seed {seed} (L)");
+        assert_eq!(env.pieces, tan.pieces, "seed {seed} (L)");
+        bps += env.breakpoints.len();
+        let base = point(0.0, 1000.0, 10.0, 0.0, 0.0);
+        let (env, tan) = both_methods(&g, &plan, &base, p::G_BYTE, 0, NS);
+        assert_eq!(env.breakpoints, tan.breakpoints, "seed {seed} (G)");
+        assert_eq!(env.pieces, tan.pieces, "seed {seed} (G)");
+        bps += env.breakpoints.len();
+    }
+    assert!(bps > 100, "the comparison must see breakpoints ({bps})");
+}
+
+#[test]
+fn threaded_envelope_equals_tangents_on_a_large_graph() {
+    // ≥ 50 000 vertices: the interval is cut into one part per core; the compaction of the
+    // envelope arena runs many times.
+    let spec = RandomSpec { ranks: 32, rounds: 700, seed: 8, max_calc: 20_000, ..Default::default() };
+    let mut g = random_graph(&spec).unwrap();
+    assert!(g.len() >= 50_000, "{}", g.len());
+    let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+    let base = point(0.0, 300.0, 0.0, 0.018, 0.0);
+    let (env, tan) = both_methods(&g, &plan, &base, p::L, 0, 30_000 * NS);
+    assert!(tan.breakpoints.len() > 10, "{}", tan.breakpoints.len());
+    assert_eq!(env.breakpoints, tan.breakpoints);
+    assert_eq!(env.pieces, tan.pieces);
 }

@@ -339,7 +339,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step })
+                parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step, ..Default::default() })
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);

@@ -90,5 +90,10 @@ def print_tables(sens, elapsed: float, con) -> None:
         p.add_row(fx(row["from_ns"]), fx(row["to_ns"]), f"{row['slope']:,}", fmt_time(row["runtime_from_ns"]),
                   fmt_time(row["runtime_to_ns"]), f"{row['rho_from']:.4f}", f"{row['rho_to']:.4f}")
     con.print(p)
-    how = f"{sens.evaluations} evaluations in {sens.passes} graph passes" if sens.method == "engine" else f"{sens.evaluations} HiGHS solves"
+    if sens.method != "engine":
+        how = f"{sens.evaluations} HiGHS solves"
+    elif sens.evaluations == 0:
+        how = f"one parametric pass per part of the range, {sens.passes} part(s)"
+    else:
+        how = f"{sens.evaluations} evaluations in {sens.passes} graph passes"
     con.print(f"{sens.method}: {how}, {elapsed:.3g} s")

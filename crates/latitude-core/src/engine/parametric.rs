@@ -1,5 +1,8 @@
 //! Every critical point of T in one parameter over an interval, exactly.
 //!
+//! By default an exact sweep is one parametric pass (`envelope`); this module's tangent
+//! refinement is used with a `step` and on request, and serves as its cross-check.
+//!
 //! T(x) (x = L, or G, the other parameters fixed) is convex and piecewise linear: the max of
 //! the lines s_p·x + c_p of all paths. Given the tangent lines at both ends of an interval
 //! (the right piece at a, the left piece at b), their intersection x* either lies on T
@@ -13,6 +16,7 @@
 //! intersection is reported as one breakpoint with the combined slope change) and
 //! breakpoints closer than the step are merged, like LLAMP's Algorithm 2 with a step.
 
+use super::envelope::envelope_parallel;
 use super::multi::{evaluate, Eval};
 use super::plan::Plan;
 use super::rational::{Line, Rat};
@@ -51,6 +55,18 @@ pub struct Sweep {
 pub struct SweepOptions {
     /// Minimum distance (ticks) between reported breakpoints; None = exact.
     pub step: Option<i128>,
+    pub method: SweepMethod,
+}
+
+/// How an exact sweep finds T's pieces. Both give the same pieces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SweepMethod {
+    /// One pass carrying each value's piecewise-linear function (`envelope`), one part of
+    /// the interval per core; with a `step`, the tangent method (it refines less).
+    #[default]
+    Auto,
+    /// Tangent refinement: rounds of point evaluations, up to `multi::K` per pass.
+    Tangents,
 }
 
 struct Interval {
@@ -63,6 +79,9 @@ struct Interval {
 /// Breakpoints and pieces of T in parameter `k` on [lo, hi] (ticks), other parameters at `base`.
 pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, opts: SweepOptions) -> Result<Sweep> {
     assert!(lo <= hi);
+    if opts.step.is_none() && opts.method == SweepMethod::Auto && lo < hi {
+        return sweep_envelope(g, plan, base, k, lo, hi);
+    }
     let (lo, hi) = (Rat::int(lo), Rat::int(hi));
     let mut out = Sweep { param: k, breakpoints: Vec::new(), pieces: Vec::new(), evaluations: 0, passes: 0 };
     let ends = run(g, plan, base, k, &[lo, hi], &mut out)?;
@@ -105,6 +124,18 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
     }
     out.pieces = pieces(lo, hi, la, &out.breakpoints);
     Ok(out)
+}
+
+/// The exact sweep from T's envelope (see `envelope`): one pass per part of [lo, hi].
+fn sweep_envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> Result<Sweep> {
+    for x in [lo, hi] {
+        plan.check(&base.at_ticks(k, x, 1))?;
+    }
+    let (lines, _, parts) = envelope_parallel(g, plan, base, k, lo, hi);
+    let breakpoints: Vec<Breakpoint> =
+        lines.windows(2).map(|w| Breakpoint { at: w[0].meet(&w[1]), left: w[0], right: w[1], exact: true }).collect();
+    let pieces = pieces(Rat::int(lo), Rat::int(hi), lines[0], &breakpoints);
+    Ok(Sweep { param: k, breakpoints, pieces, evaluations: 0, passes: parts })
 }
 
 fn run(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, xs: &[Rat], out: &mut Sweep) -> Result<Vec<Eval>> {

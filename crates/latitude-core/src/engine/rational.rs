@@ -43,7 +43,7 @@ impl Rat {
 /// Compare a/b with c/d (b, d > 0) without forming a·d or c·b, which can overflow i128 for
 /// the denominators of G sweeps: compare integer parts, then the inverted remainders
 /// (a continued-fraction walk, Euclid's number of steps).
-fn cmp_frac(mut a: i128, mut b: i128, mut c: i128, mut d: i128) -> Ordering {
+pub(crate) fn cmp_frac(mut a: i128, mut b: i128, mut c: i128, mut d: i128) -> Ordering {
     let mut flip = false;
     loop {
         let (qa, ra) = (a.div_euclid(b), a.rem_euclid(b));

@@ -26,6 +26,12 @@ pub trait Domain {
     fn end(&mut self, v: u32, e: &Self::Val);
     /// The next `max` computes quantity `q` of op `v` (the LP names its variables by it).
     fn note(&mut self, _v: u32, _q: Quantity) {}
+    /// Called every `COLLECT_EVERY` vertices with the live values (domains that allocate
+    /// compact here; nothing else holds a value between vertices). Returning false ends
+    /// the pass there (a domain that only samples a prefix of the graph).
+    fn collect(&mut self, _live: &mut [[Self::Val; 2]]) -> bool {
+        true
+    }
 }
 
 /// Which time a max computes.
@@ -48,6 +54,9 @@ pub enum Quantity {
 pub const NO_TERM: u32 = 0x7FFF_FFFF;
 pub const VIA_PARTNER: u32 = 1 << 31;
 
+/// Vertices between two `Domain::collect` calls.
+pub const COLLECT_EVERY: usize = 4096;
+
 const S: usize = 0;
 const E: usize = 1;
 
@@ -59,6 +68,9 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
     let model = &plan.model;
     let slot = &plan.slot;
     for v in 0..g.len() {
+        if v % COLLECT_EVERY == 0 && !dom.collect(&mut store) {
+            return;
+        }
         // S(v): max over local predecessors (and the NIC chain).
         let preds = g.preds_raw(v as u32);
         let gp = plan.gap_prev(v);

@@ -1,0 +1,374 @@
+//! T(x) on a whole interval in one pass: every value of the pass is a function of x.
+//!
+//! With the other parameters fixed, each S and E is convex and piecewise linear in the swept
+//! parameter x: a max over paths of lines s·x + c (s = how often the path pays x). A value
+//! is therefore kept as its upper envelope on [lo, hi]: the lines sorted by slope that are
+//! maximal somewhere in the interval. Adding a cost shifts every line by the same (s, c),
+//! which a handle records lazily; a max merges the candidates' lines by slope and keeps
+//! the upper hull (monotone chain with exact i128 cross-multiplication), trimmed to
+//! [lo, hi]. T's envelope then holds every critical point at once: one graph pass instead
+//! of one per refinement round of the tangent method in `parametric`, at a cost per
+//! vertex that grows with the envelopes' sizes (bounded by the pieces T has on [lo, hi]).
+//!
+//! Envelopes live in an arena that is compacted from the live slots every few thousand
+//! vertices once it has grown, so memory stays proportional to the live frontier.
+
+use std::cmp::Ordering;
+
+use super::plan::Plan;
+use super::rational::{cmp_frac, Line};
+use super::walk::{walk, Domain, COLLECT_EVERY};
+use crate::graph::ExecGraph;
+use crate::model::{Affine, Point, NPARAM};
+
+/// A value: the arena lines `off..off+len`, each shifted by (ds, dc).
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    off: u32,
+    len: u32,
+    ds: u64,
+    dc: i128,
+}
+
+/// Compaction starts once the arena holds this many lines (32 MB) beyond twice the live set.
+const GC_MIN: usize = 1 << 20;
+
+struct Envelopes {
+    k: usize,
+    unit: i128,
+    /// The base point's parameters with θ_k = 0 (x is carried by the slopes).
+    theta: [i128; NPARAM],
+    lo: i128,
+    hi: i128,
+    arena: Vec<Line>,
+    spare: Vec<Line>,
+    next_gc: usize,
+    gc_min: usize,
+    compactions: usize,
+    spare_hull: Vec<(Line, u32)>,
+    hull: Vec<(Line, u32)>,
+    result: Option<Env>,
+    /// Largest envelope built (for reports and tests).
+    widest: usize,
+    /// Sampling run: end the pass after this many `collect` calls, keeping breakpoints.
+    probe: Option<usize>,
+    sample: Vec<f64>,
+}
+
+impl Envelopes {
+    fn new(base: &Point, k: usize, lo: i128, hi: i128) -> Self {
+        let mut theta = base.theta;
+        theta[k] = 0;
+        Envelopes {
+            k,
+            unit: base.unit,
+            theta,
+            lo,
+            hi,
+            arena: vec![Line { s: 0, c: 0 }],
+            spare: Vec::new(),
+            next_gc: GC_MIN,
+            gc_min: GC_MIN,
+            compactions: 0,
+            spare_hull: Vec::new(),
+            hull: Vec::new(),
+            result: None,
+            widest: 1,
+            probe: None,
+            sample: Vec::new(),
+        }
+    }
+
+    fn seg(&self, e: &Env) -> &[Line] {
+        &self.arena[e.off as usize..(e.off + e.len) as usize]
+    }
+
+    fn lines(&self, e: &Env) -> impl Iterator<Item = Line> + '_ {
+        let (ds, dc) = (e.ds, e.dc);
+        self.seg(e).iter().map(move |l| Line { s: l.s + ds, c: l.c + dc })
+    }
+
+    /// The upper hull of the candidates' lines on [lo, hi] into `hull` (tagged with the
+    /// candidate each line came from): the first candidate's lines (already a hull), then
+    /// each further candidate merged in by slope.
+    fn build_hull(&mut self, cands: &[Env]) {
+        let (mut cur, mut next) = (std::mem::take(&mut self.hull), std::mem::take(&mut self.spare_hull));
+        cur.clear();
+        merge_hull(&mut cur, self.lines(&cands[0]).map(|l| (l, 0)), self.lines(&cands[1]).map(|l| (l, 1)));
+        self.trim(&mut cur);
+        for (i, e) in cands.iter().enumerate().skip(2) {
+            next.clear();
+            merge_hull(&mut next, cur.iter().copied(), self.lines(e).map(|l| (l, i as u32)));
+            self.trim(&mut next);
+            std::mem::swap(&mut cur, &mut next);
+        }
+        self.hull = cur;
+        self.spare_hull = next;
+    }
+
+    /// Drop lines that are maximal only left of lo or right of hi.
+    fn trim(&self, hull: &mut Vec<(Line, u32)>) {
+        let mut start = 0;
+        while hull.len() - start >= 2 && meet_cmp(&hull[start].0, &hull[start + 1].0, self.lo) != Ordering::Greater {
+            start += 1;
+        }
+        hull.drain(..start);
+        while let [.., (a, _), (b, _)] = hull[..] {
+            if meet_cmp(&a, &b, self.hi) == Ordering::Less {
+                break;
+            }
+            hull.pop();
+        }
+    }
+
+    fn compact(&mut self, live: &mut [[Env; 2]]) {
+        let mut segs: Vec<(u32, u32)> = live.iter().flatten().chain(self.result.iter()).map(|e| (e.off, e.len)).collect();
+        segs.sort_unstable();
+        segs.dedup();
+        let mut fresh = std::mem::take(&mut self.spare);
+        fresh.clear();
+        fresh.push(self.arena[0]);
+        let mut map: Vec<(u32, u32)> = Vec::with_capacity(segs.len());
+        for (off, len) in segs {
+            if off == 0 {
+                map.push((0, 0));
+                continue;
+            }
+            map.push((off, fresh.len() as u32));
+            fresh.extend_from_slice(&self.arena[off as usize..(off + len) as usize]);
+        }
+        let remap = |e: &mut Env| e.off = map[map.binary_search_by_key(&e.off, |m| m.0).expect("live segment")].1;
+        live.iter_mut().flatten().for_each(remap);
+        self.result.iter_mut().for_each(remap);
+        self.spare = std::mem::replace(&mut self.arena, fresh);
+        self.next_gc = 2 * self.arena.len() + self.gc_min;
+        self.compactions += 1;
+    }
+}
+
+/// Merge two slope-ordered line sequences into their upper hull (monotone chain).
+#[inline]
+fn merge_hull(out: &mut Vec<(Line, u32)>, x: impl Iterator<Item = (Line, u32)>, y: impl Iterator<Item = (Line, u32)>) {
+    let (mut x, mut y) = (x.peekable(), y.peekable());
+    loop {
+        let next = match (x.peek(), y.peek()) {
+            (Some(p), Some(q)) => {
+                if (p.0.s, p.0.c) <= (q.0.s, q.0.c) {
+                    x.next()
+                } else {
+                    y.next()
+                }
+            }
+            (Some(_), None) => x.next(),
+            (None, Some(_)) => y.next(),
+            (None, None) => break,
+        };
+        let (l, tag) = next.expect("peeked");
+        if let Some(&(t, _)) = out.last() {
+            if t.s == l.s {
+                if t.c >= l.c {
+                    continue; // same slope: the larger intercept wins
+                }
+                out.pop();
+            }
+        }
+        while let [.., (l1, _), (l2, _)] = out[..] {
+            // l2 is maximal nowhere (or at one point) if l meets l1 no later than l2 does.
+            if frac_le(l1.c - l.c, (l.s - l1.s) as i128, l1.c - l2.c, (l2.s - l1.s) as i128) {
+                out.pop();
+            } else {
+                break;
+            }
+        }
+        out.push((l, tag));
+    }
+}
+
+/// a/b ≤ c/d for b, d > 0, exactly (cross-multiplying when that cannot overflow).
+#[inline]
+fn frac_le(a: i128, b: i128, c: i128, d: i128) -> bool {
+    frac_cmp(a, b, c, d) != Ordering::Greater
+}
+
+#[inline]
+fn frac_cmp(a: i128, b: i128, c: i128, d: i128) -> Ordering {
+    // Operands that fit in i64 multiply in one instruction; i128 × i128 is a library call.
+    if let (Ok(a), Ok(b), Ok(c), Ok(d)) = (i64::try_from(a), i64::try_from(b), i64::try_from(c), i64::try_from(d)) {
+        return (a as i128 * d as i128).cmp(&(c as i128 * b as i128));
+    }
+    match (a.checked_mul(d), c.checked_mul(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => cmp_frac(a, b, c, d),
+    }
+}
+
+/// Where lines a, b (a.s < b.s) meet, compared with `at`.
+#[inline]
+fn meet_cmp(a: &Line, b: &Line, at: i128) -> Ordering {
+    frac_cmp(a.c - b.c, (b.s - a.s) as i128, at, 1)
+}
+
+impl Domain for Envelopes {
+    type Val = Env;
+    fn zero(&mut self) -> Env {
+        Env { off: 0, len: 1, ds: 0, dc: 0 }
+    }
+    #[inline]
+    fn add(&mut self, x: &Env, a: &Affine) -> Env {
+        let mut r = *x;
+        self.add_to(&mut r, a);
+        r
+    }
+    #[inline]
+    fn add_to(&mut self, x: &mut Env, a: &Affine) {
+        let mut dc = a.c as i128 * self.unit;
+        for (ak, th) in a.a.iter().zip(&self.theta) {
+            dc += *ak as i128 * th;
+        }
+        x.ds += a.a[self.k];
+        x.dc += dc;
+    }
+    fn max(&mut self, cands: &[Env]) -> (Env, usize) {
+        let first = cands[0];
+        if cands.iter().all(|e| e.off == first.off && e.ds == first.ds) {
+            // Shifts of the same function: the largest shift wins everywhere.
+            let (i, e) = cands.iter().enumerate().max_by_key(|(_, e)| e.dc).expect("a candidate");
+            return (*e, i);
+        }
+        self.build_hull(cands);
+        // One candidate dominates (or ties) everywhere: no new envelope.
+        let n = self.hull.len();
+        let first = self.hull[0].1 as usize;
+        let order = std::iter::once(first).chain((0..cands.len()).filter(|&j| j != first));
+        for j in order {
+            if cands[j].len as usize == n && self.lines(&cands[j]).zip(&self.hull).all(|(l, h)| l == h.0) {
+                return (cands[j], j);
+            }
+        }
+        let off = self.arena.len() as u32;
+        self.arena.extend(self.hull.iter().map(|h| h.0));
+        self.widest = self.widest.max(self.hull.len());
+        (Env { off, len: self.hull.len() as u32, ds: 0, dc: 0 }, 0)
+    }
+    fn end(&mut self, _v: u32, e: &Env) {
+        self.result = Some(match self.result {
+            None => *e,
+            Some(r) => self.max(&[r, *e]).0,
+        });
+    }
+    fn collect(&mut self, live: &mut [[Env; 2]]) -> bool {
+        if let Some(left) = self.probe.as_mut() {
+            if *left == 0 {
+                self.sample_breakpoints(live);
+                return false;
+            }
+            *left -= 1;
+        }
+        if self.arena.len() >= self.next_gc {
+            self.compact(live);
+        }
+        true
+    }
+}
+
+impl Envelopes {
+    /// Positions of the breakpoints of every live envelope (approximate; only used to cut
+    /// the interval into parts of similar work).
+    fn sample_breakpoints(&mut self, live: &[[Env; 2]]) {
+        let mut segs: Vec<(u32, u32)> = live.iter().flatten().filter(|e| e.len > 1).map(|e| (e.off, e.len)).collect();
+        segs.sort_unstable();
+        segs.dedup();
+        for (off, len) in segs {
+            let lines = &self.arena[off as usize..(off + len) as usize];
+            self.sample.extend(lines.windows(2).map(|w| (w[0].c - w[1].c) as f64 / (w[1].s - w[0].s) as f64));
+        }
+    }
+}
+
+/// The lines of T on [lo, hi] (ticks of parameter `k`, others at `base`), in slope order,
+/// each maximal on a sub-interval of positive length; and the widest envelope built.
+pub fn envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize) {
+    assert!(lo < hi);
+    let mut dom = Envelopes::new(base, k, lo, hi);
+    walk(g, plan, &mut dom, None);
+    let t = dom.result.unwrap_or_else(|| dom.zero());
+    (dom.lines(&t).collect(), dom.widest)
+}
+
+/// Cuts of [lo, hi] into `parts` of similar work. Work grows with the envelopes' sizes and
+/// breakpoints usually crowd at one end, so equal widths can leave one core with nearly all
+/// of it: a pass over the first few percent of the graph samples where the live envelopes
+/// break, and the cuts are that sample's quantiles (equal widths if it saw no breakpoint).
+fn balanced_cuts(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, parts: usize) -> Vec<i128> {
+    let mut dom = Envelopes::new(base, k, lo, hi);
+    dom.probe = Some((g.len() / 32 / COLLECT_EVERY).max(1));
+    walk(g, plan, &mut dom, None);
+    let mut xs = dom.sample;
+    xs.retain(|x| x.is_finite());
+    xs.sort_by(f64::total_cmp);
+    let mut cuts = vec![lo];
+    for i in 1..parts {
+        let even = lo + (hi - lo) * i as i128 / parts as i128;
+        let x = xs.get(xs.len() * i / parts).map_or(even, |&x| x.round() as i128);
+        let prev = *cuts.last().expect("lo");
+        cuts.push(x.clamp(prev + 1, hi - (parts - i) as i128));
+    }
+    cuts.push(hi);
+    cuts
+}
+
+/// [`envelope`] with [lo, hi] cut into one part per core (parts are independent passes);
+/// the parts' lines joined. Returns (lines, widest envelope, parts).
+pub fn envelope_parallel(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize, usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = if g.len() < 50_000 { 1 } else { cores.min((hi - lo).clamp(1, usize::MAX as i128) as usize) };
+    let cuts = if parts == 1 { vec![lo, hi] } else { balanced_cuts(g, plan, base, k, lo, hi, parts) };
+    let results: Vec<(Vec<Line>, usize)> = if parts == 1 {
+        vec![envelope(g, plan, base, k, lo, hi)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = cuts.windows(2).map(|w| s.spawn(move || envelope(g, plan, base, k, w[0], w[1]))).collect();
+            handles.into_iter().map(|h| h.join().expect("envelope thread panicked")).collect()
+        })
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    let mut widest = 0;
+    for (part, w) in results {
+        widest = widest.max(w);
+        for l in part {
+            if lines.last() != Some(&l) {
+                lines.push(l);
+            }
+        }
+    }
+    (lines, widest, parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::random::{random_graph, RandomSpec};
+    use crate::model::{p, Model, TICKS_PER_NS};
+
+    #[test]
+    fn compaction_keeps_every_live_envelope() {
+        let spec = RandomSpec { ranks: 32, rounds: 300, seed: 8, max_calc: 20_000, ..Default::default() };
+        let mut g = random_graph(&spec).unwrap();
+        let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+        let base = Point::from_ns([0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
+        let run = |gc_min: usize| {
+            let mut dom = Envelopes::new(&base, p::L, 0, 30_000 * TICKS_PER_NS);
+            dom.gc_min = gc_min;
+            dom.next_gc = gc_min;
+            walk(&g, &plan, &mut dom, None);
+            let t = dom.result.expect("a sink");
+            (dom.lines(&t).collect::<Vec<_>>(), dom.compactions)
+        };
+        let (lines, none) = run(GC_MIN);
+        let (again, many) = run(16);
+        assert!(lines.len() > 3, "{}", lines.len());
+        assert_eq!(none, 0);
+        assert!(many > 5, "{many}");
+        assert_eq!(lines, again);
+    }
+}
