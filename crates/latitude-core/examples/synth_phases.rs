@@ -1,6 +1,8 @@
 //! Profiling driver for generated workloads: `cargo run --release --example synth_phases --
-//! JOB [what]` with what = all (default) | build | graph | predict | sweep | multi. Prints the wall
-//! time of each phase and the peak RSS after it; use under `perf record` or callgrind.
+//! JOB [what]`, what = all (default) | build | graph | predict | sweep (one envelope pass, one
+//! thread) | sweep2 (the exact sweep) | tangents (the tangent method) | multi; JOB =
+//! random:ROUNDS for the analysis bench's 64-rank random graph. Prints the wall time of each
+//! phase and the peak RSS after it; use under `perf record` or callgrind.
 
 use latitude_core::engine::multi::evaluate;
 use latitude_core::engine::{parametric, predict, tolerance, Plan};
@@ -15,17 +17,23 @@ fn hwm() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: synth_phases JOB [all|build|graph|predict|sweep|multi]");
+    let path = args.get(1).expect("usage: synth_phases JOB [all|build|graph|predict|sweep|sweep2|tangents|multi]");
     let what = args.get(2).map(String::as_str).unwrap_or("all");
     let t = Instant::now();
-    let file = JobFile::read(path).unwrap_or_else(|e| panic!("{e}"));
-    let (b, _) = build(&file, &SynthOptions { seed: 1, ..Default::default() }, &mut |_, _| {}).unwrap();
-    eprintln!("build   {:>8.3} s  {} ops  peak {}", t.elapsed().as_secs_f64(), b.len(), hwm());
-    if what == "build" {
-        return;
-    }
+    let mut g = if let Some(rounds) = path.strip_prefix("random:") {
+        // The analysis bench's random message graph: 64 ranks, `rounds` rounds.
+        let spec = latitude_core::gen::random::RandomSpec { ranks: 64, rounds: rounds.parse().expect("rounds"), seed: 2, max_calc: 20_000, ..Default::default() };
+        latitude_core::gen::random::random_graph(&spec).unwrap()
+    } else {
+        let file = JobFile::read(path).unwrap_or_else(|e| panic!("{e}"));
+        let (b, _) = build(&file, &SynthOptions { seed: 1, ..Default::default() }, &mut |_, _| {}).unwrap();
+        eprintln!("build   {:>8.3} s  {} ops  peak {}", t.elapsed().as_secs_f64(), b.len(), hwm());
+        if what == "build" {
+            return;
+        }
+        latitude_core::synth::finish(b, path).unwrap()
+    };
     let t = Instant::now();
-    let mut g = latitude_core::synth::finish(b, path).unwrap();
     eprintln!("finish  {:>8.3} s  {} edges  peak {}", t.elapsed().as_secs_f64(), g.num_edges(), hwm());
     if what == "graph" {
         return;
@@ -38,6 +46,13 @@ fn main() {
     let pr = predict(&g, &plan, &pt).unwrap();
     eprintln!("predict {:>8.3} s  T = {} ns  λ_L = {}  peak {}", t.elapsed().as_secs_f64(), pr.runtime_ns(), pr.right[p::L], hwm());
     if what == "predict" {
+        return;
+    }
+    if what == "tangents" {
+        let t = Instant::now();
+        let opts = parametric::SweepOptions { method: parametric::SweepMethod::Tangents, ..Default::default() };
+        let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, opts).unwrap();
+        eprintln!("tangents {:>8.3} s  {} breakpoints, {} passes", t.elapsed().as_secs_f64(), sw.breakpoints.len(), sw.passes);
         return;
     }
     if what == "sweep2" {
