@@ -212,8 +212,6 @@ def measure(launch, sizes=DEFAULT_SIZES, batches: int = 11, iters: int = 200,
             injector_lib=None, rebuild: bool = False, timeout: float = 600) -> tuple[Measurements, str]:
     """Run latitude-calib with the launcher (its program arguments replaced); optionally
     under the injector at ΔL = 0. Returns the measurements and the command line."""
-    import subprocess
-
     from latitude import inject
 
     prog = inject.build_with_spinner(launch, inject.CALIB_PROGRAM, rebuild)
@@ -224,12 +222,7 @@ def measure(launch, sizes=DEFAULT_SIZES, batches: int = 11, iters: int = 200,
         text = run.stdout
     else:
         cmd, env = launch.command({}, argv)
-        try:
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-        except FileNotFoundError:
-            raise InputError(cmd[0], "launcher not found") from None
-        except subprocess.TimeoutExpired:
-            raise ToolError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f} s") from None
+        proc, _ = inject.run_launcher(cmd, env, timeout=timeout)
         if proc.returncode != 0:
             raise ToolError(f"`{' '.join(cmd)}` exited with status {proc.returncode}:\n"
                             + proc.stderr.strip()[-800:])

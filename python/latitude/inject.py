@@ -115,6 +115,20 @@ class RunResult:
         return sum(int(r.counters.get(key, 0)) for r in self.ranks)
 
 
+def run_launcher(cmd: list[str], env: dict[str, str], capture: bool = True, timeout: float | None = None,
+                 what: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """Run a launch command; returns the process and its wall time (s). A missing launcher
+    is bad input, a run over `timeout` a tool error naming `what` (default: the command)."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=capture, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise InputError(cmd[0], "launcher not found") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what or '`' + ' '.join(cmd) + '`'} did not finish within {timeout:.0f} s") from None
+    return proc, time.monotonic() - t0
+
+
 def read_reports(directory: Path) -> list[RankReport]:
     """The per-rank reports the injector wrote into `directory`."""
     out = []
@@ -146,14 +160,7 @@ def run_injected(launch: Launch, opts: InjectOptions, lib: Path | None = None, c
     lib = lib or launch.build(INJECT_LIB)
     with tempfile.TemporaryDirectory(prefix="latitude-inject-") as tmp:
         cmd, env = launch.command(preload_env(lib, opts, Path(tmp)), argv)
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.run(cmd, env=env, capture_output=capture, text=True, timeout=timeout)
-        except FileNotFoundError:
-            raise InputError(cmd[0], "launcher not found") from None
-        except subprocess.TimeoutExpired:
-            raise ToolError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f} s") from None
-        wall = time.monotonic() - t0
+        proc, wall = run_launcher(cmd, env, capture, timeout)
         ranks = read_reports(Path(tmp))
     result = RunResult(proc.returncode, ranks, wall, proc.stdout if capture else None,
                        proc.stderr if capture else None)

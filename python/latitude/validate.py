@@ -26,7 +26,6 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,13 +145,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> str
     for stale in tracer.trace_files(outdir):
         stale.unlink()
     env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
-    cmd, run_env = launch.command(env)
-    try:
-        proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise InputError(cmd[0], "launcher not found") from None
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"the traced run did not finish within {timeout:.0f} s") from None
+    proc, _ = inject.run_launcher(*launch.command(env), timeout=timeout, what="the traced run")
     for f in tracer.trace_files(outdir):
         tracer.repair(f)
     s = tracer.summarize(outdir)

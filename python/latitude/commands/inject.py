@@ -4,14 +4,12 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from latitude import inject
 from latitude.commands.launch_args import add_launch_args
-from latitude.errors import InputError, ToolError
+from latitude.errors import ToolError
 from latitude.params import Params
 from latitude.units import fmt_size, fmt_time, parse_size, parse_time
 
@@ -74,12 +72,8 @@ def run(args) -> int:
     # the program's own output goes straight to the terminal
     with tempfile.TemporaryDirectory(prefix="latitude-inject-") as tmp:
         cmd, env = launch.command(inject.preload_env(lib, opts, Path(tmp)))
-        t0 = time.monotonic()
-        try:
-            status = subprocess.run(cmd, env=env).returncode
-        except FileNotFoundError:
-            raise InputError(cmd[0], "launcher not found") from None
-        wall = time.monotonic() - t0
+        proc, wall = inject.run_launcher(cmd, env, capture=False)
+        status = proc.returncode
         ranks = inject.read_reports(Path(tmp))
     if not ranks:
         raise ToolError(f"{launch.argv[0]} exited with status {status} and no rank wrote an "

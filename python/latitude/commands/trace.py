@@ -4,13 +4,12 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from latitude import tracer
 from latitude.commands.launch_args import add_launch_args
+from latitude.inject import run_launcher
 from latitude.errors import InputError, ToolError
 from latitude.units import parse_size
 
@@ -102,13 +101,8 @@ def run(args) -> int:
         print(extra + shlex.join(cmd))
         return 0
     _prepare_output(outdir)
-    t0 = time.monotonic()
-    try:
-        status = subprocess.run(cmd, env=env).returncode
-    except FileNotFoundError:
-        raise InputError(argv[0], "launcher not found") from None
-    wall = time.monotonic() - t0
-    return _report(outdir, argv, status, wall, info, args.json)
+    proc, wall = run_launcher(cmd, env, capture=False)
+    return _report(outdir, argv, proc.returncode, wall, info, args.json)
 
 
 def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_json: bool) -> int:
