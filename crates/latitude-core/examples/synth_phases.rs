@@ -31,10 +31,12 @@ fn main() {
         if what == "build" {
             return;
         }
-        latitude_core::synth::finish(b, path).unwrap()
+        let t = Instant::now();
+        let g = latitude_core::synth::finish(b, path).unwrap();
+        eprintln!("finish  {:>8.3} s  peak {}", t.elapsed().as_secs_f64(), hwm());
+        g
     };
-    let t = Instant::now();
-    eprintln!("finish  {:>8.3} s  {} edges  peak {}", t.elapsed().as_secs_f64(), g.num_edges(), hwm());
+    eprintln!("graph  {:>8.3} s  {} edges  peak {}", t.elapsed().as_secs_f64(), g.num_edges(), hwm());
     if what == "graph" {
         return;
     }

@@ -355,3 +355,28 @@ fn in_order_keeps_a_valid_insertion_order_that_ordering_would_change() {
     assert_eq!((0..6).map(|v| general.rank(v)).collect::<Vec<_>>(), [1, 1, 0, 0, 0, 1]);
     assert_eq!(fingerprint(kept), fingerprint(general));
 }
+
+#[test]
+fn declared_pairs_are_kept_only_when_they_are_a_consistent_matching() {
+    use latitude_core::graph::Op;
+    // Rank 0 sends tags 1 then 2 to rank 1, which receives them in the same order.
+    let build = |declare: &[(u32, u32)]| {
+        let mut b = latitude_core::GraphBuilder::new(2);
+        // Added in an order the fast path keeps (s2 after r1, the partner of what it requires).
+        let s1 = b.add(0, Op::send(8, 1, 1)).unwrap();
+        let r1 = b.add(1, Op::recv(8, 0, 1)).unwrap();
+        let s2 = b.add(0, Op::send(16, 1, 2)).unwrap();
+        let r2 = b.add(1, Op::recv(16, 0, 2)).unwrap();
+        b.requires(s2, s1).unwrap();
+        b.requires(r2, r1).unwrap();
+        for &(s, r) in declare {
+            b.pair(s, r);
+        }
+        b.finish_in_order().unwrap()
+    };
+    // Right, crossed (tags differ) and incomplete declarations: always the MPI matching.
+    for declare in [&[(0, 1), (2, 3)][..], &[(0, 3), (2, 1)], &[(0, 1)], &[]] {
+        let g = build(declare);
+        assert_eq!((0..4).map(|v| g.partner(v)).collect::<Vec<_>>(), [1, 0, 3, 2], "declared {declare:?}");
+    }
+}

@@ -2,6 +2,7 @@
 //! by rank and local dependencies between them; `finish` matches messages, orders the graph
 //! topologically and validates it (one-line errors naming the operations involved).
 
+use super::deps::DepStore;
 use super::{matching, order, Dep, ExecGraph, Kind, OrderKind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
 use crate::error::{Error, Result};
 
@@ -54,8 +55,9 @@ pub struct GraphBuilder {
     any_cpu_nic: bool,
     line: Vec<u32>,
     path: Option<String>,
-    /// (dependent, prerequisite | IREQ)
-    deps: Vec<(u32, u32)>,
+    deps: DepStore,
+    /// Message partners declared by the generator (`pair`); empty: match at `finish`.
+    partner: Vec<u32>,
     ops_in_rank: Vec<u32>,
     wildcards: u64,
 }
@@ -171,8 +173,44 @@ impl GraphBuilder {
             return Err("dependencies must connect operations of the same rank".to_string());
         }
         let flag = if dep == Dep::Irequires { IREQ } else { 0 };
-        self.deps.push((a, b | flag));
+        self.deps.push(a, b | flag);
         Ok(())
+    }
+
+    /// Declare that send `s` and receive `r` are a matched pair. A generator that already
+    /// matched its messages (each stream's k-th send with its k-th receive, as
+    /// `graph/matching.rs`) declares every pair and saves `finish` the matching pass; the
+    /// pairs are checked for consistency there, and matched afresh if any is off.
+    pub fn pair(&mut self, s: u32, r: u32) {
+        let n = self.kind.len();
+        if self.partner.len() < n {
+            self.partner.resize(n, NONE);
+        }
+        if (s as usize) < n && (r as usize) < n {
+            self.partner[s as usize] = r;
+            self.partner[r as usize] = s;
+        }
+    }
+
+    /// Are the declared pairs a complete, consistent matching (every message op paired with
+    /// an op of the other kind on the same (src, dst, tag) stream)?
+    fn declared_pairs_hold(&self) -> bool {
+        let p = &self.partner;
+        (0..self.kind.len()).all(|v| {
+            let q = p[v] as usize;
+            match self.kind[v] {
+                Kind::Calc => p[v] == NONE,
+                Kind::Send => {
+                    q < p.len()
+                        && p[q] as usize == v
+                        && self.kind[q] == Kind::Recv
+                        && self.peer[v] == self.rank[q]
+                        && self.peer[q] == self.rank[v]
+                        && self.tag[v] == self.tag[q]
+                }
+                Kind::Recv => q < p.len() && self.kind[q] == Kind::Send && p[q] as usize == v,
+            }
+        })
     }
 
     pub fn requires(&mut self, a: u32, b: u32) -> std::result::Result<(), String> {
@@ -204,12 +242,17 @@ impl GraphBuilder {
         let loc = |b: &GraphBuilder, v: u32| -> (String, u64) {
             (path.clone(), b.line.get(v as usize).copied().unwrap_or(0) as u64)
         };
-        let (pred_off, pred) = self.build_preds().map_err(|v| {
+        let (pred_off, pred) = std::mem::take(&mut self.deps).into_csr(n).map_err(|v| {
             let (f, l) = loc(&self, v);
             self.error_at(&f, l, "operation depends on itself (dependency cycle)".into())
         })?;
+        if !self.partner.is_empty() {
+            self.partner.resize(n, NONE);
+        }
         let partner = if self.wildcards > 0 {
             vec![NONE; n]
+        } else if !self.partner.is_empty() && self.declared_pairs_hold() {
+            std::mem::take(&mut self.partner)
         } else {
             let m = matching::Messages { kind: &self.kind, rank: &self.rank, peer: &self.peer, tag: &self.tag, val: &self.val };
             let matched = if in_order { matching::match_streaming(&m) } else { matching::match_messages(&m) };
@@ -268,58 +311,6 @@ impl GraphBuilder {
         } else {
             Error::at(file, line, msg)
         }
-    }
-
-    /// CSR predecessor lists (duplicates removed; `requires` subsumes `irequires` on the
-    /// same pair). Err(v) if v depends on itself.
-    fn build_preds(&mut self) -> std::result::Result<(Vec<u32>, Vec<u32>), u32> {
-        let n = self.kind.len();
-        let mut off = vec![0u32; n + 1];
-        for &(a, _) in &self.deps {
-            off[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            off[i + 1] += off[i];
-        }
-        let mut fill = off.clone();
-        let mut pred = vec![0u32; self.deps.len()];
-        for &(a, b) in &self.deps {
-            if a == b & !IREQ {
-                return Err(a);
-            }
-            pred[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-        }
-        self.deps = Vec::new();
-        // Dedupe in place, compacting the CSR.
-        let mut w = 0usize;
-        let mut start = 0usize;
-        for v in 0..n {
-            let end = off[v + 1] as usize;
-            let list = &mut pred[start..end];
-            if list.len() > 1 {
-                list.sort_unstable();
-            }
-            // Compact without allocating: sorted, so the requires entries (no flag) come first
-            // and the kept ones form a sorted prefix of what was written for v.
-            off[v] = w as u32;
-            for i in start..end {
-                let p = pred[i];
-                if i > start && pred[i - 1] == p {
-                    continue;
-                }
-                if p & IREQ != 0 && pred[off[v] as usize..w].binary_search(&(p & !IREQ)).is_ok() {
-                    continue;
-                }
-                pred[w] = p;
-                w += 1;
-            }
-            start = end;
-        }
-        off[n] = w as u32;
-        pred.truncate(w);
-        pred.shrink_to_fit();
-        Ok((off, pred))
     }
 
     fn cycle_error(&self, cycle: &[u32]) -> Error {

@@ -12,6 +12,7 @@
 //! (see `order.rs`).
 
 mod builder;
+mod deps;
 pub(crate) mod matching;
 pub(crate) mod order;
 mod source;

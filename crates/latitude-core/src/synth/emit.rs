@@ -233,6 +233,12 @@ impl Emitter {
             let op = Op { kind: self.st.kind[i], val: self.st.val[i], peer: self.st.peer[i], tag: self.st.tag[i], cpu: 0, nic: 0 };
             x.id[i] = self.b.add(self.st.rank[i], op)?;
         }
+        for &i in &x.order {
+            let (i, q) = (i as usize, x.streams.partner[i as usize]);
+            if self.st.kind[i] == Kind::Send && q != NONE {
+                self.b.pair(x.id[i], x.id[q as usize]);
+            }
+        }
         let id = &x.id;
         let map = |d: u32| -> u32 {
             let (v, flag) = (d & !IREQ, d & IREQ);
