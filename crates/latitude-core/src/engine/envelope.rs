@@ -4,11 +4,14 @@
 //! parameter x: a max over paths of lines s·x + c (s = how often the path pays x). A value
 //! is therefore kept as its upper envelope on [lo, hi]: the lines sorted by slope that are
 //! maximal somewhere in the interval. Adding a cost shifts every line by the same (s, c),
-//! which a handle records lazily; a max merges the candidates' lines by slope and keeps
-//! the upper hull (monotone chain with exact i128 cross-multiplication), trimmed to
-//! [lo, hi]. T's envelope then holds every critical point at once: one graph pass instead
-//! of one per refinement round of the tangent method in `parametric`, at a cost per
-//! vertex that grows with the envelopes' sizes (bounded by the pieces T has on [lo, hi]).
+//! which a handle records lazily. Most maxes have a candidate that is largest everywhere on
+//! [lo, hi]; that is decided exactly with one comparison per line of the others (convexity,
+//! see `dominates`) and the candidate's envelope is reused. Otherwise a max merges the
+//! candidates' lines by slope and keeps the upper hull (monotone chain with exact i128
+//! cross-multiplication), trimmed to [lo, hi]. T's envelope then holds every critical point
+//! at once: one graph pass instead of one per refinement round of the tangent method in
+//! `parametric`, at a cost per vertex that grows with the envelopes' sizes (bounded by the
+//! pieces T has on [lo, hi]).
 //!
 //! Envelopes live in an arena that is compacted from the live slots every few thousand
 //! vertices once it has grown, so memory stays proportional to the live frontier.
@@ -106,6 +109,60 @@ impl Envelopes {
         self.spare_hull = next;
     }
 
+    /// A candidate ≥ all others on [lo, hi], if there is one (most maxes of a pass: 82 % on
+    /// the scale bench's stencil), found without merging: it must be largest at hi and at lo,
+    /// and then each other candidate is checked against it by [`Self::dominates`].
+    fn dominator(&self, cands: &[Env]) -> Option<usize> {
+        let at = |e: &Env, hi: bool| self.end_value(e, hi);
+        let mut best = 0;
+        let mut top = at(&cands[0], true)?;
+        for (i, e) in cands.iter().enumerate().skip(1) {
+            let v = at(e, true)?;
+            if v > top {
+                (best, top) = (i, v);
+            }
+        }
+        let low = at(&cands[best], false)?;
+        for (i, e) in cands.iter().enumerate() {
+            if i != best && (at(e, false)? > low || !self.dominates(&cands[best], e)) {
+                return None;
+            }
+        }
+        Some(best)
+    }
+
+    /// e at lo (`hi` false) or hi: its first line is maximal at lo and its last at hi (a
+    /// trimmed hull). None if it does not fit in i128.
+    fn end_value(&self, e: &Env, hi: bool) -> Option<i128> {
+        let seg = self.seg(e);
+        let (l, x) = if hi { (seg[seg.len() - 1], self.hi) } else { (seg[0], self.lo) };
+        value_at(&shifted(l, e), x)
+    }
+
+    /// a ≥ b on [lo, hi], exactly. For each line l of b, a − l is convex with its minimum on
+    /// [lo, hi] where a's slope first reaches l's: at the left end of that piece of a (a
+    /// breakpoint, inside (lo, hi) since a is trimmed), at lo if it is a's first piece, at hi
+    /// if no piece gets there. So l ≤ a everywhere iff l ≤ a at that one point, which is the
+    /// hull test of `merge_hull`. false also if a value does not fit (the caller merges).
+    fn dominates(&self, a: &Env, b: &Env) -> bool {
+        let sa = self.seg(a);
+        let mut j = 0;
+        self.seg(b).iter().all(|l| {
+            let l = shifted(*l, b);
+            while j < sa.len() && sa[j].s + a.ds < l.s {
+                j += 1;
+            }
+            if j == 0 || j == sa.len() {
+                let (x, k) = if j == 0 { (self.lo, 0) } else { (self.hi, sa.len() - 1) };
+                return matches!((value_at(&shifted(sa[k], a), x), value_at(&l, x)), (Some(u), Some(v)) if u >= v);
+            }
+            let (p, q) = (shifted(sa[j - 1], a), shifted(sa[j], a));
+            // q's slope ≥ l's: l ≤ q at the breakpoint x = (p.c − q.c) / (q.s − p.s) iff
+            // l meets q no later than x.
+            (q.s == l.s && q.c >= l.c) || (q.s > l.s && frac_le(l.c - q.c, (q.s - l.s) as i128, p.c - q.c, (q.s - p.s) as i128))
+        })
+    }
+
     /// Drop lines that are maximal only left of lo or right of hi.
     fn trim(&self, hull: &mut Vec<(Line, u32)>) {
         let mut start = 0;
@@ -144,6 +201,16 @@ impl Envelopes {
         self.next_gc = 2 * self.arena.len() + self.gc_min;
         self.compactions += 1;
     }
+}
+
+#[inline]
+fn shifted(l: Line, e: &Env) -> Line {
+    Line { s: l.s + e.ds, c: l.c + e.dc }
+}
+
+#[inline]
+fn value_at(l: &Line, x: i128) -> Option<i128> {
+    (l.s as i128).checked_mul(x)?.checked_add(l.c)
 }
 
 /// Merge two slope-ordered line sequences into their upper hull (monotone chain).
@@ -235,8 +302,11 @@ impl Domain for Envelopes {
             let (i, e) = cands.iter().enumerate().max_by_key(|(_, e)| e.dc).expect("a candidate");
             return (*e, i);
         }
+        if let Some(w) = self.dominator(cands) {
+            return (cands[w], w);
+        }
         self.build_hull(cands);
-        // One candidate dominates (or ties) everywhere: no new envelope.
+        // One candidate still equals the hull (a tie at hi hid it): no new envelope.
         let n = self.hull.len();
         let first = self.hull[0].1 as usize;
         let order = std::iter::once(first).chain((0..cands.len()).filter(|&j| j != first));
@@ -349,6 +419,39 @@ mod tests {
     use super::*;
     use crate::gen::random::{random_graph, RandomSpec};
     use crate::model::{p, Model, TICKS_PER_NS};
+
+    #[test]
+    fn dominance_is_decided_at_one_point_per_line() {
+        let base = Point::from_ns([0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
+        let mut dom = Envelopes::new(&base, p::L, 0, 100);
+        fn env(dom: &mut Envelopes, lines: &[(u64, i128)]) -> Env {
+            let off = dom.arena.len() as u32;
+            dom.arena.extend(lines.iter().map(|&(s, c)| Line { s, c }));
+            Env { off, len: lines.len() as u32, ds: 0, dc: 0 }
+        }
+        // a = max(10, x − 20, 3x − 200): breakpoints at 30 and 90.
+        let a = env(&mut dom, &[(0, 10), (1, -20), (3, -200)]);
+        let under = env(&mut dom, &[(0, 9), (2, -110)]); // ≤ a: touches it at x = 90 only
+        let above_at_lo = env(&mut dom, &[(0, 11)]);
+        let above_at_hi = env(&mut dom, &[(4, -300)]); // 100 at hi, a has 100 too: ties at hi
+        let above_at_breakpoint = env(&mut dom, &[(2, -51)]); // below a at its breakpoint 30, above at 90
+        let above_inside = env(&mut dom, &[(1, -19)]); // above a on (30, 90)
+        assert!(dom.dominates(&a, &under));
+        assert!(dom.dominates(&a, &a));
+        assert!(dom.dominates(&a, &above_at_hi));
+        assert!(!dom.dominates(&a, &above_at_lo));
+        assert!(!dom.dominates(&a, &above_at_breakpoint));
+        assert!(!dom.dominates(&a, &above_inside));
+        assert!(!dom.dominates(&under, &a));
+        let beyond_hi = env(&mut dom, &[(5, -400)]); // steeper than all of a: checked at hi, ties there
+        assert!(dom.dominates(&a, &beyond_hi));
+        let steeper = env(&mut dom, &[(5, -399)]);
+        assert!(!dom.dominates(&a, &steeper));
+        let shallow = env(&mut dom, &[(0, 10), (1, -21)]);
+        assert!(dom.dominates(&a, &shallow));
+        assert_eq!(dom.dominator(&[under, a, shallow]), Some(1));
+        assert_eq!(dom.dominator(&[a, above_inside]), None);
+    }
 
     #[test]
     fn compaction_keeps_every_live_envelope() {

@@ -24,6 +24,7 @@
 //! keeps it (no global ordering or renumbering of 10⁸ vertices).
 
 use crate::collectives::{POp, Prog};
+use super::sink::{Instance, Sink};
 use crate::graph::{Dep, GraphBuilder, Kind, Op, IREQ, NONE};
 
 type R<T> = Result<T, String>;
@@ -41,27 +42,11 @@ struct Lane {
     staged: Vec<u32>,
 }
 
-/// The ops of the current instance. Ids handed out are `base + index`; ids below `base`
-/// are final builder ids.
-#[derive(Default)]
-struct Stage {
-    base: u32,
-    kind: Vec<Kind>,
-    rank: Vec<u32>,
-    val: Vec<u64>,
-    peer: Vec<u32>,
-    tag: Vec<u32>,
-    /// Prerequisites of op i: `deps[dep_off[i]..dep_off[i+1]]` (`IREQ` flag on irequires).
-    dep_off: Vec<u32>,
-    deps: Vec<u32>,
-    /// Ranks with staged ops, in first-use order.
-    touched: Vec<u32>,
-}
-
 pub struct Emitter {
-    b: GraphBuilder,
+    sink: Sink,
     lanes: Vec<Lane>,
-    st: Stage,
+    /// The instance being staged; ids handed out are `st.base + index`.
+    st: Instance,
     x: Scratch,
 }
 
@@ -79,14 +64,12 @@ struct Scratch {
     waiting_on: Vec<u32>,
     next_waiter: Vec<u32>,
     wake: Vec<u32>,
-    order: Vec<u32>,
-    id: Vec<u32>,
 }
 
 impl Emitter {
     pub fn new(world: u32) -> Emitter {
-        let st = Stage { dep_off: vec![0], ..Default::default() };
-        Emitter { b: GraphBuilder::new(world), lanes: vec![Lane::default(); world as usize], st, x: Scratch::default() }
+        let sink = Sink::spawn(GraphBuilder::new(world));
+        Emitter { sink, lanes: vec![Lane::default(); world as usize], st: Instance::new(0), x: Scratch::default() }
     }
 
     /// Stage an op of `rank` after `deps`; returns its (provisional) id.
@@ -222,68 +205,44 @@ impl Emitter {
         res
     }
 
+    /// Order the instance, give its ops their final ids, point the ranks' next calcs at
+    /// them, and hand it to the sink.
     fn flush_with(&mut self, x: &mut Scratch) -> R<()> {
-        let n = self.st.kind.len();
         self.instance_order(x)?;
-        let base = self.st.base;
-        x.id.clear();
-        x.id.resize(n, NONE);
-        for &i in &x.order {
-            let i = i as usize;
-            let op = Op { kind: self.st.kind[i], val: self.st.val[i], peer: self.st.peer[i], tag: self.st.tag[i], cpu: 0, nic: 0 };
-            x.id[i] = self.b.add(self.st.rank[i], op)?;
+        let st = &mut self.st;
+        std::mem::swap(&mut st.partner, &mut x.streams.partner);
+        st.id.clear();
+        st.id.resize(st.len(), NONE);
+        for (k, &i) in st.order.iter().enumerate() {
+            st.id[i as usize] = st.base + k as u32;
         }
-        for &i in &x.order {
-            let (i, q) = (i as usize, x.streams.partner[i as usize]);
-            if self.st.kind[i] == Kind::Send && q != NONE {
-                self.b.pair(x.id[i], x.id[q as usize]);
-            }
-        }
-        let id = &x.id;
-        let map = |d: u32| -> u32 {
-            let (v, flag) = (d & !IREQ, d & IREQ);
-            (if v >= base { id[(v - base) as usize] } else { v }) | flag
-        };
-        for &i in &x.order {
-            let i = i as usize;
-            for &d in &self.st.deps[self.st.dep_off[i] as usize..self.st.dep_off[i + 1] as usize] {
-                let m = map(d);
-                let kind = if m & IREQ != 0 { Dep::Irequires } else { Dep::Requires };
-                self.b.dep(id[i], m & !IREQ, kind)?;
-            }
-        }
-        for &r in &self.st.touched {
+        for &r in &st.touched {
             let lane = &mut self.lanes[r as usize];
             lane.staged.clear();
             for p in lane.prev.iter_mut() {
-                *p = map(*p);
+                *p = st.map(*p);
             }
         }
-        let st = &mut self.st;
-        for v in [&mut st.rank, &mut st.peer, &mut st.tag, &mut st.deps, &mut st.touched] {
-            v.clear();
-        }
-        st.kind.clear();
-        st.val.clear();
-        st.dep_off.truncate(1);
-        st.base = self.b.len() as u32;
+        let next = st.base.checked_add(st.len() as u32).ok_or("more than 2^32 operations")?;
+        let st = std::mem::replace(&mut self.st, Instance::new(next));
+        self.st = self.sink.send(st, next)?;
         Ok(())
     }
 
-    /// Staged indices in emission order (into `x.order`): ranks in first-use order, each
+    /// Staged indices in emission order (into `st.order`): ranks in first-use order, each
     /// emitting its ops in program order while every message op they require has its
     /// partner emitted; a rank that must wait is woken when that partner is emitted. If some
     /// rank cannot finish (not expected from the motifs), the staged order is used and
     /// `finish_in_order` falls back to ordering the whole graph.
-    fn instance_order(&self, x: &mut Scratch) -> R<()> {
-        let st = &self.st;
+    fn instance_order(&mut self, x: &mut Scratch) -> R<()> {
+        let st = &mut self.st;
         let n = st.kind.len();
         let m = crate::graph::matching::Messages { kind: &st.kind, rank: &st.rank, peer: &st.peer, tag: &st.tag, val: &st.val };
         x.streams.run(&m).map_err(|(_, msg)| format!("generated instance: {msg}"))?;
         let partner = &x.streams.partner;
         let ranks = st.touched.len();
-        let (emitted, head, waiting_on, next_waiter, wake, order) =
-            (&mut x.emitted, &mut x.head, &mut x.waiting_on, &mut x.next_waiter, &mut x.wake, &mut x.order);
+        let (emitted, head, waiting_on, next_waiter, wake) = (&mut x.emitted, &mut x.head, &mut x.waiting_on, &mut x.next_waiter, &mut x.wake);
+        let order = &mut st.order;
         emitted.clear();
         emitted.resize(n, false);
         head.clear();
@@ -350,6 +309,6 @@ impl Emitter {
             }
         }
         self.flush()?;
-        Ok(self.b)
+        self.sink.finish()
     }
 }

@@ -14,6 +14,7 @@ pub mod grid;
 pub mod job;
 pub mod motif;
 pub mod patterns;
+mod sink;
 pub mod value;
 
 pub use job::{Job, JobFile};
