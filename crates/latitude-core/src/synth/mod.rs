@@ -4,7 +4,8 @@
 //! Each job runs its motif chain `[ITERATIONS]` times on its own ranks (one communicator
 //! per job; jobs run side by side on disjoint ranks). Motifs emit MPI-call-shaped ops per
 //! rank straight into a [`GraphBuilder`] (no text), with the structure the trace converter
-//! gives a traced run (`emit.rs`), and collectives come from the shared collective library.
+//! gives a traced run (`emit.rs`; the builder is filled on a second thread, `sink.rs`), and
+//! collectives come from the shared collective library.
 //! `apps/motifs` executes the same job file for real; a scheduled trace of it has the same
 //! messages, rank by rank, as the generated graph.
 
