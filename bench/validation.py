@@ -5,8 +5,9 @@ per point (the LLAMP paper's Table II on this machine). Needs a quiet machine:
     flock -x /work/.quiet.lock python3 bench/validation.py [--apps cg,lammps] [--reps 5]
         [--delta-L 0:200us:9] [-o latitude-validation] [--docs docs/validation]
 
-Each application gets its own `latitude validate` (trace at ΔL = 0, calibration under the
-injector, prediction over the grid, interleaved injected runs). The table printed at the end
+Each application gets its own `latitude validate` (3 traces at ΔL = 0 of which the median
+one is used, calibration under the injector from 3 runs combined by per-size medians,
+prediction over the grid, interleaved injected runs). The table printed at the end
 is the one in docs/validation.md; --docs copies each app's plot and CSV there.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ APPS = {
 def run_app(name: str, a, outdir: str) -> dict:
     title, prog = APPS[name]
     cmd = [sys.executable, "-m", "latitude", "validate", "--delta-L", a.delta_L, "--reps", str(a.reps),
+           "--traces", str(a.traces),
            "-o", outdir, "--json", "--title", title, "--", "mpirun", "-np", "2", *prog]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     print(f"== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
@@ -76,6 +78,7 @@ def main() -> int:
     ap.add_argument("--apps", default=",".join(APPS), help="comma list of %(default)s")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--delta-L", default="0:200us:9")
+    ap.add_argument("--traces", type=int, default=3, help="traced runs per app, the median one used (default 3)")
     ap.add_argument("-o", "--output", default="latitude-validation")
     ap.add_argument("--docs", metavar="DIR", help="copy each app's validation.png/.csv here as APP.png/.csv")
     a = ap.parse_args()

@@ -5,6 +5,7 @@ works."""
 from __future__ import annotations
 
 import random
+import statistics
 import sys
 
 import pytest
@@ -82,6 +83,30 @@ def test_machine_file_round_trip(tmp_path):
     assert Params.from_machine(str(path)).S >= 2**62
 
 
+def test_repeated_runs_are_combined_by_per_size_medians():
+    """Three runs, one of them disturbed (every time doubled, a different eager limit): the
+    combined measurements are the per-size medians, the fit recovers the undisturbed machine,
+    and the notes show how far the single runs' fits are apart."""
+    good = dict(L=3000, o=1500, G=0.018, O=0.002)
+    runs = [synthetic(**good, S=65536), synthetic(**good, S=65536), synthetic(**good, S=4096)]
+    slow = runs[2]
+    slow.pingpong = {s: tuple(2 * v for v in t) for s, t in slow.pingpong.items()}
+    slow.o_send = {s: 2 * v for s, v in slow.o_send.items()}
+    del runs[1].stream[0]  # a statistic one run lacks: the median of the others
+    m = calibrate.combine(runs)
+    assert m.pingpong == runs[0].pingpong and m.o_send == runs[0].o_send and m.eager == 65536
+    assert m.stream[0] == pytest.approx(statistics.median([runs[0].stream[0], runs[2].stream[0]]))
+    f = calibrate.fit(m)
+    assert f.L == pytest.approx(3000, rel=1e-4) and f.G == pytest.approx(0.018, rel=1e-3)
+    spread = [n for n in f.notes if n.startswith("3 measurement runs")]
+    assert len(spread) == 1 and "L 3000–" in spread[0], f.notes
+    assert calibrate.combine(runs[:1]) is runs[0]
+    # No eager limit in two of three runs: none in the median either.
+    none = [synthetic(**good, S=65536), synthetic(**good, S=65536), synthetic(**good, S=4096)]
+    none[0].eager = none[1].eager = None
+    assert calibrate.combine(none).eager is None
+
+
 @pytest.mark.parametrize("text,line", [
     ("pingpong,8,1.0,1.0,1.0,5\npingpong,x,1,1,1,5\n", 2),
     ("# header\npingpong,8,1.0\n", 2),
@@ -107,6 +132,7 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
     (["--sizes", "8"], "--sizes"),
     (["--sizes", "8,lots"], "--sizes"),
     (["--batches", "0"], "--batches"),
+    (["--repeat", "0"], "--repeat"),
 ])
 def test_calibrate_bad_input(tracer_cache, opts, where):
     proc = run([sys.executable, "-m", "latitude", "calibrate", *opts, "--", OMPI_RUN, "-np", "2"],

@@ -74,6 +74,7 @@ def test_validate_short(ompi_apps, tmp_path):
     (the study's bound is 2 % on a quiet machine, docs/validation.md)."""
     def study(out):
         return run([sys.executable, "-m", "latitude", "validate", "--delta-L", "0:100us:3", "--reps", "2",
+                    "--traces", "2", "--calib-repeat", "2",
                     "--calib-sizes", "8,1KiB,8KiB,64KiB", "-o", out, "--max-rrmse", "15", "--json", "--",
                     OMPI_RUN, "-np", "2", ompi_apps / "cg", "--n", "256", "--iters", "300"],
                    timeout=600, check=False)
@@ -97,4 +98,8 @@ def test_validate_short(ompi_apps, tmp_path):
         rows = list(csv.DictReader(f))
     assert {"delta_L_us", "predicted_us", "mean_us", "std_us", "lambda_L"} <= set(rows[0])
     assert (out / "validation.png").stat().st_size > 10000
-    assert (out / "machine.toml").exists() and (out / "traces").is_dir()
+    assert (out / "machine.toml").exists() and (out / "traces-1").is_dir() and (out / "traces-2").is_dir()
+    # two traces, the median one (the lower of two) used; two calibration runs combined
+    note = [n for n in s["notes"] if n.startswith("2 traced runs predict")]
+    assert len(note) == 1 and "using the median one (traces-" in note[0], s["notes"]
+    assert "2 measurement runs, fitted on their per-size medians" in (out / "machine.toml").read_text()

@@ -15,6 +15,11 @@ every measurement written with the model's own formulas (DESIGN §4, b(s) = s �
 The fit quality is the residual of every measured size under these formulas (and R²): a
 machine whose messages do not follow LogGP (shared memory, with a large rendezvous setup
 cost) shows it there.
+
+Repeated measurement runs (``--repeat N``) are combined before the fit: per size, the median
+of the runs' values, and the median eager limit. On a busy or noisy node single runs give
+very different fits (the fit trades eager against rendezvous sizes differently each time);
+the fit of the medians moves much less, and the notes show the spread of the single-run fits.
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ class Measurements:
     o_recv: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)     # size -> µs per message
     eager: int | None = None                       # None: no limit found (all eager)
+    runs: list = field(default_factory=list)       # the single runs, when combined
 
     @classmethod
     def parse(cls, text: str, where: str = "latitude-calib") -> "Measurements":
@@ -63,6 +69,28 @@ class Measurements:
         if not m.pingpong:
             raise ToolError(f"{where}: no ping-pong measurements in the output")
         return m
+
+
+def combine(runs: list[Measurements]) -> Measurements:
+    """Repeated measurement runs as one: per size and statistic the median over the runs
+    that measured it; the eager limit is the median of the limits found (no limit = above
+    every size)."""
+    import statistics
+
+    if len(runs) == 1:
+        return runs[0]
+    m = Measurements(runs=list(runs))
+    for size in sorted(set().union(*(r.pingpong for r in runs))):
+        have = [r.pingpong[size] for r in runs if size in r.pingpong]
+        m.pingpong[size] = tuple(statistics.median(v[i] for v in have) for i in range(3))
+    for kind in ("o_send", "o_recv", "stream"):
+        table = getattr(m, kind)
+        for size in sorted(set().union(*(getattr(r, kind) for r in runs))):
+            table[size] = statistics.median(getattr(r, kind)[size] for r in runs if size in getattr(r, kind))
+    limits = sorted(math.inf if r.eager is None else r.eager for r in runs)
+    mid = limits[(len(limits) - 1) // 2]
+    m.eager = None if mid == math.inf else int(mid)
+    return m
 
 
 @dataclass
@@ -142,6 +170,8 @@ def fit(m: Measurements) -> Fit:
         raise ToolError(f"calibration needs at least 4 measurements, got {len(rows)}")
     L, o, G, O = _nnls(rows, ys)
     g = _gap(m, o, notes)
+    if len(m.runs) > 1:
+        notes.append(_spread(m.runs))
     out = []
     for s in sizes:
         model = sum(c * v for c, v in zip(_design(s, is_eager(s)), (L, o, G, O)))
@@ -153,6 +183,16 @@ def fit(m: Measurements) -> Fit:
     ss_res = sum(r["residual_ns"] ** 2 for r in out)
     r2 = 1 - ss_res / ss_tot if ss_tot else 1.0
     return Fit(L, o, g, G, O, S, out, r2, notes)
+
+
+def _spread(runs: list[Measurements]) -> str:
+    """How far apart the single runs' own fits are (what one run alone could have given)."""
+    fits = [fit(r) for r in runs]
+    rng = lambda name, unit, fmt: (f"{name} {fmt.format(min(getattr(f, name) for f in fits))}–"  # noqa: E731
+                                   f"{fmt.format(max(getattr(f, name) for f in fits))} {unit}")
+    return (f"{len(runs)} measurement runs, fitted on their per-size medians; the runs fitted "
+            f"alone give " + ", ".join([rng("L", "ns", "{:.0f}"), rng("o", "ns", "{:.0f}"),
+                                        rng("G", "ns/B", "{:.4f}"), rng("O", "ns/B", "{:.4f}")]))
 
 
 def _gap(m: Measurements, o: float, notes: list) -> float:
@@ -209,14 +249,23 @@ def table(f: Fit) -> str:
 
 
 def measure(launch, sizes=DEFAULT_SIZES, batches: int = 11, iters: int = 200,
-            injector_lib=None, rebuild: bool = False, timeout: float = 600) -> tuple[Measurements, str]:
-    """Run latitude-calib with the launcher (its program arguments replaced); optionally
-    under the injector at ΔL = 0. Returns the measurements and the command line."""
+            injector_lib=None, rebuild: bool = False, timeout: float = 600,
+            repeat: int = 1) -> tuple[Measurements, str]:
+    """Run latitude-calib with the launcher (its program arguments replaced) `repeat` times,
+    optionally under the injector at ΔL = 0. Returns the measurements (combined) and the
+    command line."""
     from latitude import inject
 
     prog = inject.build_with_spinner(launch, inject.CALIB_PROGRAM, rebuild)
     argv = list(launch.argv) + [str(prog), "--sizes", ",".join(str(s) for s in sizes),
                                 "--batches", str(batches), "--iters", str(iters)]
+    runs = [_measure_once(launch, argv, injector_lib, timeout) for _ in range(repeat)]
+    return combine(runs), " ".join(argv) + (f"  (× {repeat}, per-size medians)" if repeat > 1 else "")
+
+
+def _measure_once(launch, argv: list[str], injector_lib, timeout: float) -> Measurements:
+    from latitude import inject
+
     if injector_lib is not None:
         run = inject.run_injected(launch, inject.InjectOptions(), injector_lib, argv=argv, timeout=timeout)
         text = run.stdout
@@ -227,4 +276,4 @@ def measure(launch, sizes=DEFAULT_SIZES, batches: int = 11, iters: int = 200,
             raise ToolError(f"`{' '.join(cmd)}` exited with status {proc.returncode}:\n"
                             + proc.stderr.strip()[-800:])
         text = proc.stdout
-    return Measurements.parse(text), " ".join(argv)
+    return Measurements.parse(text)

@@ -13,7 +13,11 @@ rank starting at the end of its MPI_Init (the trace's time origin); the injector
 rank's MPI_Init end → MPI_Finalize start and a run's runtime is the longest rank.
 
 The machine parameters come from ``--machine`` or from ``latitude calibrate`` run under the
-injector at ΔL = 0 (so its per-message overhead is part of o and L, as in the measured runs).
+injector at ΔL = 0 (so its per-message overhead is part of o and L, as in the measured runs),
+repeated and combined by per-size medians (``--calib-repeat``). A trace is one sample of the
+application's computation, which varies from run to run on a busy node; with ``--traces N``
+the application is traced N times and the trace whose ΔL = 0 prediction is the median is
+used (the others' predictions are reported).
 Predictions use the rendezvous protocol the injector realises (handshake) and the eager
 limit S of the machine, which the injector is given too; collectives use the default
 algorithms of ``latitude schedule``, which the injector re-implements.
@@ -69,6 +73,8 @@ class ValidateOptions:
     calib_sizes: tuple = ()
     calib_batches: int = 11
     calib_iters: int = 200
+    calib_repeat: int = 3               # calibration runs, combined by per-size medians
+    traces: int = 1                     # traced runs; the median one's graph is used
     check_output: bool = True
     timeout: float | None = None
     title: str | None = None
@@ -166,7 +172,7 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
     calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
     m, command = calibrate.measure(calib_launch, opts.calib_sizes or calibrate.DEFAULT_SIZES,
-                                   opts.calib_batches, opts.calib_iters, lib)
+                                   opts.calib_batches, opts.calib_iters, lib, repeat=opts.calib_repeat)
     f = calibrate.fit(m)
     path = outdir / "machine.toml"
     path.write_text(calibrate.to_toml(f, command, injector=True))
@@ -199,6 +205,18 @@ def predict(trace_dir: Path, params, deltas: list[float]):
     return sens, tol, preds
 
 
+def median_trace(dirs: list[Path], params) -> tuple[Path, str]:
+    """The trace whose prediction at the machine's L is the median, and a note listing all."""
+    from latitude.api import load
+
+    preds = [(float(load(str(d), progress=False).predict(params=params).runtime_ns), d) for d in dirs]
+    ranked = sorted(preds, key=lambda p: p[0])
+    t, chosen = ranked[(len(ranked) - 1) // 2]
+    listed = ", ".join(f"{p / 1e6:.1f}" for p, _ in preds)
+    return chosen, (f"{len(dirs)} traced runs predict {listed} ms at ΔL = 0; "
+                    f"using the median one ({chosen.name}, {t / 1e6:.1f} ms)")
+
+
 def run_grid(launch: inject.Launch, params, points: list[Point], reps: int, timeout, update,
              reference: list[str] | None) -> bool | None:
     """reps × grid runs under the injector, rep-major with alternating direction (slow drifts
@@ -225,14 +243,23 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     outdir = Path(opts.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     notes = []
-    trace_dir = Path(opts.trace_dir) if opts.trace_dir else outdir / "traces"
+    trace_dirs = [Path(opts.trace_dir)] if opts.trace_dir else \
+        [outdir / "traces"] if opts.traces == 1 else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
     reference = None
     if not opts.trace_dir:
-        log(f"tracing `{' '.join(launch.argv)}` at ΔL = 0 ...")
-        out = trace_run(launch, trace_dir, opts.timeout)
-        reference = _result_lines(out) if opts.check_output else None
+        for i, d in enumerate(trace_dirs):
+            log(f"tracing `{' '.join(launch.argv)}` at ΔL = 0"
+                f"{f' ({i + 1} of {len(trace_dirs)})' if len(trace_dirs) > 1 else ''} ...")
+            out = trace_run(launch, d, opts.timeout)
+            if i == 0:
+                reference = _result_lines(out) if opts.check_output else None
     params, mpath = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
+    trace_dir = trace_dirs[0]
+    if len(trace_dirs) > 1:
+        trace_dir, note = median_trace(trace_dirs, params)
+        notes.append(note)
+        log(note)
     sens, tol, preds = predict(trace_dir, params, opts.deltas)
     points = [Point(d, t, lam) for d, (t, lam) in zip(opts.deltas, preds)]
     total = opts.reps * len(points)

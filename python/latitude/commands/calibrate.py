@@ -33,6 +33,9 @@ def register(subparsers) -> None:
                    "(default 0,8,64,256,1KiB,...,1MiB)")
     p.add_argument("--batches", type=int, default=11, help="timed batches per size (default 11)")
     p.add_argument("--iters", type=int, default=200, help="round trips per batch (default 200)")
+    p.add_argument("--repeat", type=int, default=3, metavar="N",
+                   help="measurement runs, combined per size by the median before the fit "
+                   "(default 3; the notes show how far single-run fits are apart)")
     p.add_argument("--under-injector", action="store_true",
                    help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
                    "becomes part of o and L, as in the runs `latitude validate` compares with)")
@@ -53,14 +56,16 @@ def parse_sizes(text: str | None) -> tuple[int, ...]:
 
 
 def run(args) -> int:
-    if args.batches < 1 or args.iters < 1:
-        raise InputError("--batches" if args.batches < 1 else "--iters", "expected a positive count")
+    for name in ("batches", "iters", "repeat"):
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name}", f"expected a positive count, got {getattr(args, name)}")
     sizes = parse_sizes(args.sizes)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild) if args.under_injector else None
-    inject.log(f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips "
-               f"({inject.environment_note()}) ...")
-    m, command = calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild)
+    inject.log(f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips"
+               f"{f', {args.repeat} runs' if args.repeat > 1 else ''} ({inject.environment_note()}) ...")
+    m, command = calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild,
+                                   repeat=args.repeat)
     f = calibrate.fit(m)
     if args.output:
         with open(args.output, "w") as out:

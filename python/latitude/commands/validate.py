@@ -17,8 +17,9 @@ examples:
   latitude validate --delta-L 0:100us:5 --reps 3 -o out/cg -- mpirun -np 2 apps/cg --n 1024
   latitude validate --machine machine.toml --trace traces/ -- mpirun -np 2 ./app
 
-Steps: trace the program once (ΔL = 0), calibrate the machine under the injector (unless
---machine), predict T(L₀ + ΔL) over the grid, run the program under the injector --reps times
+Steps: trace the program once (ΔL = 0; --traces N: N times, the median one is used),
+calibrate the machine under the injector (unless --machine; --calib-repeat runs combined by
+per-size medians), predict T(L₀ + ΔL) over the grid, run the program under the injector --reps times
 per ΔL, and report the measured mean ± std against the prediction and the RRMSE. Writes
 DIR/validation.csv (delta_L_us, predicted_us, mean_us, std_us, ...), DIR/runs.csv (every
 run), DIR/validation.json and DIR/validation.png. Timings need a quiet machine: see
@@ -38,6 +39,11 @@ def register(subparsers) -> None:
                    help="output directory (default %(default)s)")
     p.add_argument("--machine", metavar="TOML", help="machine file instead of calibrating")
     p.add_argument("--trace", metavar="DIR", help="use this trace of the same command instead of tracing")
+    p.add_argument("--traces", type=int, default=1, metavar="N",
+                   help="traced runs at ΔL = 0; the one whose prediction is the median is used "
+                   "(default %(default)s)")
+    p.add_argument("--calib-repeat", type=int, default=3, metavar="N",
+                   help="calibration runs, combined by per-size medians (default %(default)s)")
     p.add_argument("--calib-sizes", metavar="LIST", help="message sizes for the calibration")
     p.add_argument("--no-check-output", action="store_true",
                    help="do not compare the program's output between the traced and injected runs")
@@ -52,15 +58,17 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    if args.reps < 1:
-        raise InputError("--reps", f"expected a positive number of runs, got {args.reps}")
+    for name in ("reps", "traces", "calib_repeat"):
+        if getattr(args, name) < 1:
+            raise InputError("--" + name.replace("_", "-"), f"expected a positive number of runs, got {getattr(args, name)}")
     if args.trace and not Path(args.trace).exists():
         raise InputError(args.trace, "no such trace directory")
     opts = validate.ValidateOptions(
         deltas=validate.parse_grid(args.delta_L), reps=args.reps, outdir=Path(args.output),
         machine=args.machine, trace_dir=Path(args.trace) if args.trace else None,
         calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
-        check_output=not args.no_check_output, timeout=args.timeout, title=args.title)
+        check_output=not args.no_check_output, timeout=args.timeout, title=args.title,
+        calib_repeat=args.calib_repeat, traces=args.traces)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     v = validate.validate(launch, opts)
     if args.json:
