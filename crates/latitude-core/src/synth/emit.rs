@@ -23,8 +23,8 @@
 //! time with a small live frontier; `GraphBuilder::finish_in_order` then verifies it and
 //! keeps it (no global ordering or renumbering of 10⁸ vertices).
 
-use crate::collectives::{POp, Prog};
 use super::sink::{Instance, Sink};
+use crate::collectives::{POp, Prog};
 use crate::graph::{Dep, GraphBuilder, Kind, Op, IREQ, NONE};
 
 type R<T> = Result<T, String>;
@@ -224,7 +224,7 @@ impl Emitter {
             }
         }
         let next = st.base.checked_add(st.len() as u32).ok_or("more than 2^32 operations")?;
-        let st = std::mem::replace(&mut self.st, Instance::new(next));
+        let st = std::mem::take(&mut self.st); // a placeholder that allocates nothing
         self.st = self.sink.send(st, next)?;
         Ok(())
     }
