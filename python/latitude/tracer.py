@@ -257,6 +257,36 @@ def _scan(path: Path) -> tuple[int, str]:
     return calls, m.group(1).decode() if m else "missing"
 
 
+def traced_runtime_ns(outdir: Path) -> float | None:
+    """The traced run's runtime as the model's T counts it: the longest rank's MPI_Init end →
+    MPI_Finalize start (trace clock, µs). None if a rank file lacks either."""
+    spans = [_init_to_finalize_us(f) for f in trace_files(outdir)]
+    if not spans or None in spans:
+        return None
+    return max(spans) * 1e3
+
+
+def _init_to_finalize_us(path: Path) -> float | None:
+    """MPI_Init(_thread) is among the first lines and MPI_Finalize the last call: read the
+    head and the tail only (traces of long runs are large)."""
+    init = fin = None
+    with open(path, "rb") as f:
+        for n, line in enumerate(f):
+            if line.startswith((b"MPI_Init:", b"MPI_Init_thread:")):
+                init = line.rstrip().rsplit(b":", 1)[-1]
+                break
+            if n > 1000:
+                return None
+        f.seek(max(0, f.seek(0, 2) - (1 << 16)))
+        for line in f.read().split(b"\n"):
+            if line.startswith(b"MPI_Finalize:"):
+                fin = line.split(b":")[1]
+    try:
+        return float(fin) - float(init) if init is not None and fin is not None else None
+    except ValueError:
+        return None
+
+
 def repair(path: Path) -> bool:
     """Close the file of a rank that was killed outright (SIGKILL): drop the zero bytes after
     its last record (the tracer maps the file ahead of the data) and any partial line, and

@@ -17,7 +17,9 @@ injector at ΔL = 0 (so its per-message overhead is part of o and L, as in the m
 repeated and combined by per-size medians (``--calib-repeat``). A trace is one sample of the
 application's computation, which varies from run to run on a busy node; with ``--traces N``
 the application is traced N times and the trace whose ΔL = 0 prediction is the median is
-used (the others' predictions are reported).
+used. Every trace's prediction at ΔL = 0 is also compared with that traced run's own runtime
+(same span): the difference is the model's and the calibration's error on that very run,
+free of the run-to-run variation that the injected runs' comparison includes.
 Predictions use the rendezvous protocol the injector realises (handshake) and the eager
 limit S of the machine, which the injector is given too; collectives use the default
 algorithms of ``latitude schedule``, which the injector re-implements.
@@ -131,12 +133,14 @@ class Validation:
     notes: list[str]
     sens: object = None
     tol: object = None
+    trace_checks: list = field(default_factory=list)
 
     def summary(self) -> dict:
         return {"rrmse": self.rrmse, "rmse_ns": self.rmse_ns, "points": [p.row() for p in self.points],
                 "params": self.params.to_dict(), "baseline_L_ns": self.baseline_L_ns,
                 "trace_dir": str(self.trace_dir), "machine": str(self.machine_path),
-                "output_identical": self.output_identical, "files": self.files, "notes": self.notes}
+                "output_identical": self.output_identical, "files": self.files, "notes": self.notes,
+                "trace_checks": self.trace_checks}
 
 
 # ---- steps ----
@@ -205,16 +209,31 @@ def predict(trace_dir: Path, params, deltas: list[float]):
     return sens, tol, preds
 
 
-def median_trace(dirs: list[Path], params) -> tuple[Path, str]:
-    """The trace whose prediction at the machine's L is the median, and a note listing all."""
+def trace_checks(dirs: list[Path], params) -> list[dict]:
+    """Per trace: the prediction at the machine's L and the traced run's own runtime (same
+    span). Their difference is the model's and the calibration's error at ΔL = 0 on that very
+    run, free of run-to-run variation."""
     from latitude.api import load
 
-    preds = [(float(load(str(d), progress=False).predict(params=params).runtime_ns), d) for d in dirs]
-    ranked = sorted(preds, key=lambda p: p[0])
-    t, chosen = ranked[(len(ranked) - 1) // 2]
-    listed = ", ".join(f"{p / 1e6:.1f}" for p, _ in preds)
-    return chosen, (f"{len(dirs)} traced runs predict {listed} ms at ΔL = 0; "
-                    f"using the median one ({chosen.name}, {t / 1e6:.1f} ms)")
+    out = []
+    for d in dirs:
+        pred = float(load(str(d), progress=False).predict(params=params).runtime_ns)
+        out.append({"trace": d.name, "predicted_ns": pred, "traced_ns": tracer.traced_runtime_ns(d)})
+    return out
+
+
+def check_note(c: dict) -> str:
+    if c["traced_ns"] is None:
+        return f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0"
+    err = c["predicted_ns"] / c["traced_ns"] - 1
+    return (f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0, the traced run took "
+            f"{c['traced_ns'] / 1e6:.1f} ms ({100 * err:+.1f} %)")
+
+
+def median_trace(checks: list[dict]) -> dict:
+    """The check of the trace whose prediction is the median (the lower middle one)."""
+    ranked = sorted(checks, key=lambda c: c["predicted_ns"])
+    return ranked[(len(ranked) - 1) // 2]
 
 
 def run_grid(launch: inject.Launch, params, points: list[Point], reps: int, timeout, update,
@@ -255,11 +274,12 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
                 reference = _result_lines(out) if opts.check_output else None
     params, mpath = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
-    trace_dir = trace_dirs[0]
-    if len(trace_dirs) > 1:
-        trace_dir, note = median_trace(trace_dirs, params)
-        notes.append(note)
-        log(note)
+    checks = trace_checks(trace_dirs, params)
+    chosen = median_trace(checks)
+    trace_dir = next(d for d in trace_dirs if d.name == chosen["trace"])
+    for c in checks:
+        notes.append(check_note(c) + (" — used (median prediction)" if c is chosen and len(checks) > 1 else ""))
+        log(notes[-1])
     sens, tol, preds = predict(trace_dir, params, opts.deltas)
     points = [Point(d, t, lam) for d, (t, lam) in zip(opts.deltas, preds)]
     total = opts.reps * len(points)
@@ -269,7 +289,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         same = run_grid(launch, params, points, opts.reps, opts.timeout, update, reference)
     notes.append(f"{total} injected runs in {time.monotonic() - t0:.0f} s")
     rmse, rel = rrmse(points)
-    v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol)
+    v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol, checks)
     v.files = write_outputs(v, outdir, opts.title or " ".join(Path(a).name for a in launch.argv[-3:]))
     return v
 
@@ -306,6 +326,11 @@ def table(v: Validation) -> str:
                    f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}")
     out.append(f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
                f"{len(v.points[0].runs_ns)} runs)")
+    used = next((c for c in v.trace_checks if c["trace"] == v.trace_dir.name), None)
+    if used and used["traced_ns"]:
+        out.append(f"at ΔL = 0 the model gives {used['predicted_ns'] / 1e6:.3f} ms for the traced run, which "
+                   f"took {used['traced_ns'] / 1e6:.3f} ms ({100 * (used['predicted_ns'] / used['traced_ns'] - 1):+.2f} %: "
+                   "the model's and the calibration's own error, without run-to-run variation)")
     if v.output_identical is not None:
         out.append("application output identical to the traced run in every injected run: "
                    + ("yes" if v.output_identical else "NO"))

@@ -20,7 +20,8 @@ examples:
 Steps: trace the program once (ΔL = 0; --traces N: N times, the median one is used),
 calibrate the machine under the injector (unless --machine; --calib-repeat runs combined by
 per-size medians), predict T(L₀ + ΔL) over the grid, run the program under the injector --reps times
-per ΔL, and report the measured mean ± std against the prediction and the RRMSE. Writes
+per ΔL, and report the measured mean ± std against the prediction and the RRMSE, and the
+prediction at ΔL = 0 against the traced run's own runtime (the model's error on that run). Writes
 DIR/validation.csv (delta_L_us, predicted_us, mean_us, std_us, ...), DIR/runs.csv (every
 run), DIR/validation.json and DIR/validation.png. Timings need a quiet machine: see
 docs/validation.md."""
