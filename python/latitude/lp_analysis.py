@@ -132,7 +132,6 @@ def tolerance(graph, params, param: str, pcts, baseline: float | None = None,
     all solves of one instance) bounds them together; TimeoutError when it is reached."""
     import highspy
 
-
     k = param_index(param)
     x0 = float(getattr(params, param) if baseline is None else baseline)
     base = params.replace(**{param: x0})

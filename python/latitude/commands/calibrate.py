@@ -6,7 +6,7 @@ import json
 import sys
 
 from latitude import calibrate, inject
-from latitude.commands.launch_args import add_launch_args
+from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
 from latitude.units import parse_size
 
@@ -56,9 +56,7 @@ def parse_sizes(text: str | None) -> tuple[int, ...]:
 
 
 def run(args) -> int:
-    for name in ("batches", "iters", "repeat"):
-        if getattr(args, name) < 1:
-            raise InputError(f"--{name}", f"expected a positive count, got {getattr(args, name)}")
+    require_positive(args, ("batches", "iters", "repeat"), "count")
     sizes = parse_sizes(args.sizes)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild) if args.under_injector else None

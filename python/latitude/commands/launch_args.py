@@ -2,6 +2,8 @@
 compiler wrapper and run the user's launcher: trace, inject, calibrate, validate."""
 from __future__ import annotations
 
+from latitude.errors import InputError
+
 
 def add_launch_args(p, builds: str, command_help: str, *, metavar: str = "-- LAUNCHER ARGS",
                     rebuild: bool = True, print_command: bool = False) -> None:
@@ -16,3 +18,11 @@ def add_launch_args(p, builds: str, command_help: str, *, metavar: str = "-- LAU
         p.add_argument("--print-command", action="store_true",
                        help=f"print the launch command with {builds}'s options and exit")
     p.add_argument("command", nargs="+", metavar=metavar, help=command_help)
+
+
+def require_positive(args, names: tuple[str, ...], noun: str) -> None:
+    """Each option (argparse dest) at least 1, else a one-line error naming it."""
+    for name in names:
+        value = getattr(args, name)
+        if value < 1:
+            raise InputError("--" + name.replace("_", "-"), f"expected a positive {noun}, got {value}")

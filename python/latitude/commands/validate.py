@@ -8,7 +8,7 @@ from pathlib import Path
 from latitude import calibrate as calib
 from latitude import inject, validate
 from latitude.commands.calibrate import parse_sizes
-from latitude.commands.launch_args import add_launch_args
+from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
 
 EPILOG = """\
@@ -59,9 +59,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    for name in ("reps", "traces", "calib_repeat"):
-        if getattr(args, name) < 1:
-            raise InputError("--" + name.replace("_", "-"), f"expected a positive number of runs, got {getattr(args, name)}")
+    require_positive(args, ("reps", "traces", "calib_repeat"), "number of runs")
     if args.trace and not Path(args.trace).exists():
         raise InputError(args.trace, "no such trace directory")
     opts = validate.ValidateOptions(

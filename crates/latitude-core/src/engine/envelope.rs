@@ -86,9 +86,8 @@ impl Envelopes {
         &self.arena[e.off as usize..(e.off + e.len) as usize]
     }
 
-    fn lines(&self, e: &Env) -> impl Iterator<Item = Line> + '_ {
-        let (ds, dc) = (e.ds, e.dc);
-        self.seg(e).iter().map(move |l| Line { s: l.s + ds, c: l.c + dc })
+    fn lines<'a>(&'a self, e: &'a Env) -> impl Iterator<Item = Line> + 'a {
+        self.seg(e).iter().map(move |l| shifted(*l, e))
     }
 
     /// The upper hull of the candidates' lines on [lo, hi] into `hull` (tagged with the
@@ -153,8 +152,9 @@ impl Envelopes {
                 j += 1;
             }
             if j == 0 || j == sa.len() {
-                let (x, k) = if j == 0 { (self.lo, 0) } else { (self.hi, sa.len() - 1) };
-                return matches!((value_at(&shifted(sa[k], a), x), value_at(&l, x)), (Some(u), Some(v)) if u >= v);
+                let at_hi = j != 0;
+                let x = if at_hi { self.hi } else { self.lo };
+                return matches!((self.end_value(a, at_hi), value_at(&l, x)), (Some(u), Some(v)) if u >= v);
             }
             let (p, q) = (shifted(sa[j - 1], a), shifted(sa[j], a));
             // q's slope ≥ l's: l ≤ q at the breakpoint x = (p.c − q.c) / (q.s − p.s) iff
@@ -179,9 +179,7 @@ impl Envelopes {
     }
 
     fn compact(&mut self, live: &mut [[Env; 2]]) {
-        let mut segs: Vec<(u32, u32)> = live.iter().flatten().chain(self.result.iter()).map(|e| (e.off, e.len)).collect();
-        segs.sort_unstable();
-        segs.dedup();
+        let segs = segments(live.iter().flatten().chain(self.result.iter()));
         let mut fresh = std::mem::take(&mut self.spare);
         fresh.clear();
         fresh.push(self.arena[0]);
@@ -201,6 +199,14 @@ impl Envelopes {
         self.next_gc = 2 * self.arena.len() + self.gc_min;
         self.compactions += 1;
     }
+}
+
+/// The distinct arena segments (off, len) of some values, sorted.
+fn segments<'a>(envs: impl Iterator<Item = &'a Env>) -> Vec<(u32, u32)> {
+    let mut segs: Vec<(u32, u32)> = envs.map(|e| (e.off, e.len)).collect();
+    segs.sort_unstable();
+    segs.dedup();
+    segs
 }
 
 #[inline]
@@ -345,10 +351,7 @@ impl Envelopes {
     /// Positions of the breakpoints of every live envelope (approximate; only used to cut
     /// the interval into parts of similar work).
     fn sample_breakpoints(&mut self, live: &[[Env; 2]]) {
-        let mut segs: Vec<(u32, u32)> = live.iter().flatten().filter(|e| e.len > 1).map(|e| (e.off, e.len)).collect();
-        segs.sort_unstable();
-        segs.dedup();
-        for (off, len) in segs {
+        for (off, len) in segments(live.iter().flatten().filter(|e| e.len > 1)) {
             let lines = &self.arena[off as usize..(off + len) as usize];
             self.sample.extend(lines.windows(2).map(|w| (w[0].c - w[1].c) as f64 / (w[1].s - w[0].s) as f64));
         }
