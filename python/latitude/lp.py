@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from latitude.errors import InputError, ToolError
+from latitude.silence import new_highs, stdout_silenced
 
 _STATUS_OK = "Optimal"
 _KIND_PREFIX = {0: "s", 1: "e", 2: "h", 3: "t"}
@@ -43,8 +44,7 @@ class LinearProgram:
         import highspy
 
         a = self.a
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         n, m = self.num_cols, self.num_rows
         inf = highspy.kHighsInf
         status = h.passModel(
@@ -78,7 +78,8 @@ class LinearProgram:
     def solve(self) -> dict:
         """Solve; returns status, objective (= T in ns) and reduced costs of the parameters."""
         h = self.highs()
-        h.run()
+        with stdout_silenced():
+            h.run()
         status = h.modelStatusToString(h.getModelStatus())
         out = {"status": status.lower(), "runtime_ns": None, "reduced_cost_l": None}
         if status != _STATUS_OK:
@@ -102,6 +103,7 @@ class LinearProgram:
         import highspy
 
         h = self.highs(names=True)
-        status = h.writeModel(os.fspath(path))
+        with stdout_silenced():
+            status = h.writeModel(os.fspath(path))
         if status == highspy.HighsStatus.kError or not os.path.exists(path):
             raise ToolError(f"HiGHS could not write {path}")

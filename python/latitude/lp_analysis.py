@@ -24,10 +24,12 @@ import numpy as np
 
 from latitude.analysis import PARAM_INDEX, Breakpoint, Line, Piece, Sensitivity, Tolerance, param_index, ratio
 from latitude.errors import ToolError
+from latitude.silence import stdout_silenced
 
 
 def _solve(h) -> None:
-    h.run()
+    with stdout_silenced():
+        h.run()
     status = h.modelStatusToString(h.getModelStatus())
     if status == "Time limit reached":
         raise TimeoutError("HiGHS: time limit reached")
@@ -156,7 +158,8 @@ def tolerance(graph, params, param: str, pcts, baseline: float | None = None,
         rn, rd = ratio(pct)
         limit = t0 * rn / rd
         h.changeColBounds(t_col, 0.0, limit)
-        h.run()
+        with stdout_silenced():
+            h.run()
         status = h.modelStatusToString(h.getModelStatus())
         if status == "Time limit reached":
             raise TimeoutError(f"the {pct} % tolerance LP hit the {max_seconds:.0f} s limit")

@@ -1,0 +1,48 @@
+"""Keep what dependencies print out of our output.
+
+Some releases of highspy print a banner to file descriptor 1 when ``highspy.Highs()`` is
+constructed, before ``output_flag`` can be switched off; C code writes to the descriptor,
+not to ``sys.stdout``, so only redirecting the descriptor itself keeps ``--json`` output
+clean whatever a future release prints.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+
+@contextlib.contextmanager
+def stdout_silenced():
+    """Send everything written to file descriptor 1 (by Python or C) to /dev/null."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 at all: nothing can reach it
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def new_highs():
+    """A ``highspy.Highs`` that prints nothing (banner, log or solution)."""
+    import highspy
+
+    with stdout_silenced():
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("log_to_console", False)
+    return h
