@@ -4,7 +4,7 @@ PYTHON ?= python3
 export OMPI_ALLOW_RUN_AS_ROOT ?= 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ?= 1
 
-.PHONY: all setup apps test test-rust test-python demo bench clean
+.PHONY: all setup apps lint test test-rust test-python demo bench clean
 
 all: apps
 
@@ -14,7 +14,14 @@ setup:
 apps:
 	@if [ -f apps/Makefile ]; then $(MAKE) -C apps; fi
 
-test: setup apps test-rust test-python
+test: setup lint apps test-rust test-python
+
+# Formatting and lints gate every test run (rustfmt.toml and [tool.ruff] hold the settings).
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
 
 test-rust:
 	cargo test --workspace --quiet

@@ -13,6 +13,7 @@ same work, and the answers are compared there. The tolerance LPs get the same bu
 time limit; a cut one is reported as "≥"). LP is skipped above --lp-limit vertices (one HiGHS
 solve of a 10⁷-vertex LP needs ~10 GB and tens of minutes, see bench/engine_vs_lp.py).
 """
+
 import argparse
 import json
 import os
@@ -25,8 +26,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
-def _progress(what: str, t0=time.perf_counter()) -> None:
-    print(f"[{time.perf_counter() - t0:7.1f}s] {what}", file=sys.stderr, flush=True)
+_T0 = time.perf_counter()
+
+
+def _progress(what: str) -> None:
+    print(f"[{time.perf_counter() - _T0:7.1f}s] {what}", file=sys.stderr, flush=True)
 
 
 class Clock:
@@ -48,9 +52,10 @@ def make_graph(kind: str, n: int):
         ranks = 64
         return latitude.Graph.random(ranks=ranks, rounds=max(1, int(n / (ranks * 3.1))), seed=2, max_calc=20000)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tempfile
+
     import scale  # the issue-8 stencil workload (halo3d + allreduce + jittered compute)
 
-    import tempfile
     with tempfile.NamedTemporaryFile("w", suffix=".job", delete=False) as f:
         f.write(scale.job_text(n))
     try:
@@ -61,12 +66,15 @@ def make_graph(kind: str, n: int):
 
 def same_breakpoints(engine, lp) -> bool:
     return len(engine) == len(lp) and all(
-        abs(float(a.at) - float(b.at)) <= 1e-6 * float(a.at) and a.left.slope == b.left.slope and a.right.slope == b.right.slope
-        for a, b in zip(engine, lp))
+        abs(float(a.at) - float(b.at)) <= 1e-6 * float(a.at)
+        and a.left.slope == b.left.slope
+        and a.right.slope == b.right.slope
+        for a, b in zip(engine, lp)
+    )
 
 
 def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> dict:
-    from latitude import lp_analysis, Params
+    from latitude import Params, lp_analysis
 
     _progress(f"building the {kind} graph")
     g = make_graph(kind, n)
@@ -80,27 +88,39 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
         s = g.sensitivity(lo, hi, params=p)
         curve = s.curve(100)
     out["engine_sweep_s"], out["engine_sweep_cpu"] = c.wall, c.cpu
-    out.update(breakpoints=len(s.breakpoints), engine_passes=s.passes, engine_evaluations=s.evaluations, curve_points=len(curve))
+    out.update(
+        breakpoints=len(s.breakpoints),
+        engine_passes=s.passes,
+        engine_evaluations=s.evaluations,
+        curve_points=len(curve),
+    )
     with Clock() as c:
         tol = g.tolerance([1, 2, 5], params=p)
     out["engine_tol_s"], out["engine_tol_cpu"] = c.wall, c.cpu
-    _progress(f"engine: {len(s.breakpoints)} critical latencies in {out['engine_sweep_s']:.2f}s, tolerance {out['engine_tol_s']:.2f}s")
+    _progress(
+        f"engine: {len(s.breakpoints)} critical latencies in {out['engine_sweep_s']:.2f}s, tolerance {out['engine_tol_s']:.2f}s"
+    )
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if not do_lp:
         return out
     with Clock() as c:
         ls = lp_analysis.sensitivity(g, p, "L", lo, hi, max_seconds=lp_budget or None)
     out["lp_sweep_s"], out["lp_sweep_cpu"] = c.wall, c.cpu
-    out.update(lp_complete=ls.complete, lp_solves=ls.evaluations, lp_breakpoints=len(ls.breakpoints), lp_from=float(ls.lo))
-    _progress(f"LP: {len(ls.breakpoints)} critical latencies in [{ls.lo / 1e3:.2f}, {hi / 1e3:.2f}] us in {out['lp_sweep_s']:.1f}s")
+    out.update(
+        lp_complete=ls.complete, lp_solves=ls.evaluations, lp_breakpoints=len(ls.breakpoints), lp_from=float(ls.lo)
+    )
+    _progress(
+        f"LP: {len(ls.breakpoints)} critical latencies in [{ls.lo / 1e3:.2f}, {hi / 1e3:.2f}] us in {out['lp_sweep_s']:.1f}s"
+    )
     # The engine on exactly the part of the range the LP covered: a ratio for the same work.
     with Clock() as c:
         cs = g.sensitivity(float(ls.lo), hi, params=p)
         cs.curve(100)
     out["engine_covered_s"], out["engine_covered_cpu"] = c.wall, c.cpu
     lp_bps = [b for b in ls.breakpoints if float(b.at) > ls.lo]
-    out["same_breakpoints"] = same_breakpoints([b for b in s.breakpoints if float(b.at) > ls.lo], lp_bps) \
-        and same_breakpoints([b for b in cs.breakpoints if float(b.at) > ls.lo], lp_bps)
+    out["same_breakpoints"] = same_breakpoints(
+        [b for b in s.breakpoints if float(b.at) > ls.lo], lp_bps
+    ) and same_breakpoints([b for b in cs.breakpoints if float(b.at) > ls.lo], lp_bps)
     with Clock() as c:
         try:
             lt = lp_analysis.tolerance(g, p, "L", [1, 2, 5], max_seconds=lp_budget or None)
@@ -109,7 +129,9 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
     out["lp_tol_complete"] = lt is not None
     if lt is not None:
         out["same_tolerance"] = all(
-            (tol.max(x) is None and lt.max(x) is None) or abs(tol.max(x) - lt.max(x)) <= 1e-6 * tol.max(x) for x in (1, 2, 5))
+            (tol.max(x) is None and lt.max(x) is None) or abs(tol.max(x) - lt.max(x)) <= 1e-6 * tol.max(x)
+            for x in (1, 2, 5)
+        )
     out["lp_tol_s"], out["lp_tol_cpu"] = c.wall, c.cpu
     _progress(f"LP tolerance: {out['lp_tol_s']:.1f}s" + ("" if out["lp_tol_complete"] else " (cut)"))
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -119,9 +141,16 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1e6,1e7")
-    ap.add_argument("--graphs", default="stencil,random", help="stencil (bench/scale.py's generated halo3d job), random")
+    ap.add_argument(
+        "--graphs", default="stencil,random", help="stencil (bench/scale.py's generated halo3d job), random"
+    )
     ap.add_argument("--range-us", type=float, default=100.0, help="L range above the baseline (default 100 µs)")
-    ap.add_argument("--lp-budget", type=float, default=600.0, help="seconds for Algorithm 2 and for the tolerance LPs (0 = unlimited)")
+    ap.add_argument(
+        "--lp-budget",
+        type=float,
+        default=600.0,
+        help="seconds for Algorithm 2 and for the tolerance LPs (0 = unlimited)",
+    )
     ap.add_argument("--lp-limit", type=float, default=2e6, help="largest size for which the LP method runs")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -132,8 +161,23 @@ def main() -> int:
     rows = []
     for kind in a.graphs.split(","):
         for s in a.sizes.split(","):
-            proc = subprocess.run([sys.executable, __file__, "--child", kind, s, "--range-us", str(a.range_us),
-                                   "--lp-budget", str(a.lp_budget), "--lp-limit", str(a.lp_limit)], stdout=subprocess.PIPE, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    kind,
+                    s,
+                    "--range-us",
+                    str(a.range_us),
+                    "--lp-budget",
+                    str(a.lp_budget),
+                    "--lp-limit",
+                    str(a.lp_limit),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             if proc.returncode:
                 return 1
             rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
@@ -143,26 +187,39 @@ def main() -> int:
 
 
 def print_table(rows: list) -> None:
-    print("| graph | vertices | critical latencies | engine: all + 100-pt curve | engine tol 1/2/5 % | LP Algorithm 2 (covered) "
-          "| engine, same range | sweep ratio | LP tol 1/2/5 % | tol ratio | same answers | peak RSS |")
+    print(
+        "| graph | vertices | critical latencies | engine: all + 100-pt curve | engine tol 1/2/5 % | LP Algorithm 2 (covered) "
+        "| engine, same range | sweep ratio | LP tol 1/2/5 % | tol ratio | same answers | peak RSS |"
+    )
     print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|")
     for r in rows:
-        cells = [r["graph"], f"{r['vertices']:,}", str(r["breakpoints"]), f"{r['engine_sweep_s']:.2f} s ({r['engine_passes']} passes)",
-                 f"{r['engine_tol_s']:.2f} s"]
+        cells = [
+            r["graph"],
+            f"{r['vertices']:,}",
+            str(r["breakpoints"]),
+            f"{r['engine_sweep_s']:.2f} s ({r['engine_passes']} passes)",
+            f"{r['engine_tol_s']:.2f} s",
+        ]
         if "lp_sweep_s" in r:
             cov = "all" if r["lp_complete"] else f"from {r['lp_from'] / 1e3:.1f} µs, cut"
             tol_bound = "" if r["lp_tol_complete"] else "≥ "
             same = r["same_breakpoints"] and r.get("same_tolerance", True)
-            cells += [f"{r['lp_sweep_s']:.1f} s, {r['lp_breakpoints']} found ({cov})", f"{r['engine_covered_s']:.2f} s",
-                      f"{r['lp_sweep_cpu'] / r['engine_covered_cpu']:,.0f}×", f"{tol_bound}{r['lp_tol_s']:.1f} s",
-                      f"{tol_bound}{r['lp_tol_cpu'] / r['engine_tol_cpu']:,.0f}×",
-                      ("yes" if same else "NO") + ("" if r["lp_tol_complete"] else " (breakpoints)")]
+            cells += [
+                f"{r['lp_sweep_s']:.1f} s, {r['lp_breakpoints']} found ({cov})",
+                f"{r['engine_covered_s']:.2f} s",
+                f"{r['lp_sweep_cpu'] / r['engine_covered_cpu']:,.0f}×",
+                f"{tol_bound}{r['lp_tol_s']:.1f} s",
+                f"{tol_bound}{r['lp_tol_cpu'] / r['engine_tol_cpu']:,.0f}×",
+                ("yes" if same else "NO") + ("" if r["lp_tol_complete"] else " (breakpoints)"),
+            ]
         else:
             cells += ["-"] * 6
         cells.append(f"{r['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in r else "-")
         print("| " + " | ".join(cells) + " |")
-    print("times: wall clock; ratios: process CPU time of the LP method / of the engine (the engine's threads counted),\n"
-          "the sweep on the same range (the part the LP covered within its budget)")
+    print(
+        "times: wall clock; ratios: process CPU time of the LP method / of the engine (the engine's threads counted),\n"
+        "the sweep on the same range (the part the LP covered within its budget)"
+    )
 
 
 if __name__ == "__main__":

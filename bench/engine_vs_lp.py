@@ -8,6 +8,7 @@ random-program generator (64 ranks). Prints vertices/s of one engine pass (media
 plan excluded and reported separately), LP build and solve times, and the ratio
 (LP build + solve) / engine pass, all measured in the same run.
 """
+
 import argparse
 import json
 import os
@@ -71,17 +72,32 @@ def main() -> int:
     print(hdr, flush=True)
     for s in a.sizes.split(","):
         n = float(s)
-        proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--lp-limit", str(a.lp_limit),
-                               "--time-limit", str(a.time_limit)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(n),
+                "--lp-limit",
+                str(a.lp_limit),
+                "--time-limit",
+                str(a.time_limit),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             return 1
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         lp = r.get("lp_build_s", 0) + r.get("lp_solve_s", 0)
         ratio = f"{lp / r['engine_s']:,.0f}x" if "lp_solve_s" in r else "-"
-        print(f"{r['vertices']:>12,} {r['engine_s']:>11.3f}s {r['vertices'] / r['engine_s']:>12,.0f} {r['plan_and_pass_s']:>9.2f}s"
-              f" {r.get('lp_build_s', float('nan')):>8.2f}s {r.get('lp_solve_s', float('nan')):>9.1f}s {ratio:>10}"
-              f" {r.get('lp_status', '-'):>10} {r['peak_rss_mb']:>7.0f}MB", flush=True)
+        print(
+            f"{r['vertices']:>12,} {r['engine_s']:>11.3f}s {r['vertices'] / r['engine_s']:>12,.0f} {r['plan_and_pass_s']:>9.2f}s"
+            f" {r.get('lp_build_s', float('nan')):>8.2f}s {r.get('lp_solve_s', float('nan')):>9.1f}s {ratio:>10}"
+            f" {r.get('lp_status', '-'):>10} {r['peak_rss_mb']:>7.0f}MB",
+            flush=True,
+        )
     return 0
 
 

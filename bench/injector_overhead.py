@@ -11,6 +11,7 @@ time"), the same in all three modes.
 injector; a difference between "plain" and "injected, ΔL = 0" here is an offset the model
 cannot see (docs/validation.md, "What the study shows").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,7 @@ def command(mode: str, prog: list, tmp: str) -> list:
 
 def run_once(mode: str, prog: list, tmp: str) -> float:
     cmd = command(mode, prog, tmp)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     found = TIMER.findall(proc.stdout + "\n" + proc.stderr)  # apps print their timer on stderr
     if proc.returncode != 0 or not found:
         raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}, no timer line\n{proc.stderr[-2000:]}")
@@ -65,15 +66,21 @@ def main() -> int:
                 for m in MODES:
                     times[m].append(run_once(m, prog, tmp))
         rows.append((name, times))
-        print(f"{name}: " + ", ".join(f"{m} {statistics.mean(t):.3f}s" for m, t in times.items()), file=sys.stderr, flush=True)
+        print(
+            f"{name}: " + ", ".join(f"{m} {statistics.mean(t):.3f}s" for m, t in times.items()),
+            file=sys.stderr,
+            flush=True,
+        )
     print(f"mpirun -np 2, {a.reps} interleaved runs per mode; application's own timer (s), mean ± std\n")
     print("| app | plain | traced | injected, ΔL = 0 | traced / plain | injected / plain |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, t in rows:
         mean = {m: statistics.mean(v) for m, v in t.items()}
         cell = [f"{mean[m]:.3f} ± {statistics.stdev(t[m]) if len(t[m]) > 1 else 0:.3f}" for m in MODES]
-        print(f"| {name} | {' | '.join(cell)} | {100 * (mean['traced'] / mean['plain'] - 1):+.1f} % "
-              f"| {100 * (mean['injected'] / mean['plain'] - 1):+.1f} % |")
+        print(
+            f"| {name} | {' | '.join(cell)} | {100 * (mean['traced'] / mean['plain'] - 1):+.1f} % "
+            f"| {100 * (mean['injected'] / mean['plain'] - 1):+.1f} % |"
+        )
     return 0
 
 

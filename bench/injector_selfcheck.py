@@ -32,6 +32,7 @@ missed cells by noise; evidence in docs/validation.md):
 Timings need a quiet machine: other load on the cores of the two ranks shows up directly in
 the table. Prints a Markdown table (docs/validation.md) and exits 1 if a bound is missed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,9 +54,21 @@ DELTAS_US = [1, 5, 20, 100, 500]
 
 def blocks(launch, lib, prog, opts, sizes, deltas, batches, iters, preposted) -> list[tuple]:
     """One run: rows (size, ΔL µs, block, median half RTT µs, min, mean)."""
-    argv = launch.argv + [str(prog), "--what", "selfcheck", "--sizes", ",".join(map(str, sizes)),
-                          "--deltas", ",".join(f"{d:g}" for d in [0.0, *deltas]),
-                          "--batches", str(batches), "--iters", str(iters), "--preposted", str(int(preposted))]
+    argv = launch.argv + [
+        str(prog),
+        "--what",
+        "selfcheck",
+        "--sizes",
+        ",".join(map(str, sizes)),
+        "--deltas",
+        ",".join(f"{d:g}" for d in [0.0, *deltas]),
+        "--batches",
+        str(batches),
+        "--iters",
+        str(iters),
+        "--preposted",
+        str(int(preposted)),
+    ]
     res = inject.run_injected(launch, opts, lib, argv=argv, timeout=900)
     rows = []
     for line in res.stdout.splitlines():
@@ -76,8 +89,9 @@ def measure(launch, sizes, deltas, reps, batches, iters, eager_limit, preposted,
     base = {s: [] for s in sizes}
     for rep in range(reps):
         t0 = time.monotonic()
-        rows = blocks(launch, lib, prog, inject.InjectOptions(eager_limit=eager_limit), sizes, deltas,
-                      batches, iters, preposted)
+        rows = blocks(
+            launch, lib, prog, inject.InjectOptions(eager_limit=eager_limit), sizes, deltas, batches, iters, preposted
+        )
         if raw is not None:
             raw.extend((eager_limit or 0, int(preposted), rep, *r) for r in rows)
         med = {(s, d, b): (lo if stat == "min" else m) for s, d, b, m, lo, _ in rows}
@@ -86,8 +100,7 @@ def measure(launch, sizes, deltas, reps, batches, iters, eager_limit, preposted,
                 base[s].append(m)
             else:
                 pairs[(d, s)].append(m - med[(s, 0.0, b)])
-        print(f"# repetition {rep + 1}/{reps} done ({time.monotonic() - t0:.0f} s)", file=sys.stderr,
-              flush=True)
+        print(f"# repetition {rep + 1}/{reps} done ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
     growth = {k: statistics.median(v) for k, v in pairs.items()}
     spread = {}
     for k, v in pairs.items():
@@ -97,9 +110,12 @@ def measure(launch, sizes, deltas, reps, batches, iters, eager_limit, preposted,
 
 
 def table(title, growth, base, sizes, deltas, k) -> tuple[str, int]:
-    lines = [f"**{title}** (expected growth {'' if k == 1 else f'{k}·'}ΔL; cell: measured growth, µs)", "",
-             "| size | half RTT at ΔL = 0 (µs) | " + " | ".join(f"ΔL = {d:g} µs" for d in deltas) + " |",
-             "|---:|---:|" + "---:|" * len(deltas)]
+    lines = [
+        f"**{title}** (expected growth {'' if k == 1 else f'{k}·'}ΔL; cell: measured growth, µs)",
+        "",
+        "| size | half RTT at ΔL = 0 (µs) | " + " | ".join(f"ΔL = {d:g} µs" for d in deltas) + " |",
+        "|---:|---:|" + "---:|" * len(deltas),
+    ]
     misses = 0
     for s in sizes:
         cells = []
@@ -111,16 +127,20 @@ def table(title, growth, base, sizes, deltas, k) -> tuple[str, int]:
             cells.append(f"{g:.2f}" + ("" if ok else " ✗"))
         lines.append(f"| {s:,} B | {base[s]:.2f} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"bound |growth − {k if k > 1 else ''}ΔL| ≤ max(0.5 µs, 3 %): "
-                 + ("all within" if not misses else f"{misses} cells outside (✗)"))
+    lines.append(
+        f"bound |growth − {k if k > 1 else ''}ΔL| ≤ max(0.5 µs, 3 %): "
+        + ("all within" if not misses else f"{misses} cells outside (✗)")
+    )
     return "\n".join(lines), misses
 
 
 def noise_note(spread, sizes, deltas) -> str:
     worst = max(sizes, key=lambda s: max(spread[(d, s)] for d in deltas))
-    return (f"noise of one block's paired difference (half interquartile range): "
-            + ", ".join(f"{s:,} B {max(spread[(d, s)] for d in deltas):.2f} µs" for s in sizes)
-            + f" (largest: {worst:,} B)")
+    return (
+        "noise of one block's paired difference (half interquartile range): "
+        + ", ".join(f"{s:,} B {max(spread[(d, s)] for d in deltas):.2f} µs" for s in sizes)
+        + f" (largest: {worst:,} B)"
+    )
 
 
 def main() -> int:
@@ -131,13 +151,24 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="runs (processes) per table")
     ap.add_argument("--batches", type=int, default=25, help="blocks per size and run")
     ap.add_argument("--iters", type=int, default=20, help="timed round trips per block and ΔL")
-    ap.add_argument("--eager-limit", type=int, default=4040,
-                    help="S for the rendezvous table (the machine's, from latitude calibrate)")
-    ap.add_argument("--receives", choices=["preposted", "blocking"], default="preposted",
-                    help="ping-pong with receives posted before the message is sent, or "
-                         "MPI_Send/MPI_Recv (see above)")
-    ap.add_argument("--stat", choices=["min", "median"], default="min",
-                    help="a block's half round trip: its fastest round trip or the median")
+    ap.add_argument(
+        "--eager-limit",
+        type=int,
+        default=4040,
+        help="S for the rendezvous table (the machine's, from latitude calibrate)",
+    )
+    ap.add_argument(
+        "--receives",
+        choices=["preposted", "blocking"],
+        default="preposted",
+        help="ping-pong with receives posted before the message is sent, or MPI_Send/MPI_Recv (see above)",
+    )
+    ap.add_argument(
+        "--stat",
+        choices=["min", "median"],
+        default="min",
+        help="a block's half round trip: its fastest round trip or the median",
+    )
     ap.add_argument("--raw", help="write every block (CSV) to this file")
     ap.add_argument("--rendezvous-only", action="store_true")
     ap.add_argument("--eager-only", action="store_true")
@@ -145,20 +176,42 @@ def main() -> int:
     sizes = [int(x) for x in args.sizes.split(",")]
     deltas = [float(x) for x in args.deltas.split(",")]
     launch = inject.Launch.resolve(args.launcher.split())
-    print(f"# {args.launcher}, {args.reps} runs × {args.batches} blocks × {args.iters} round trips "
-          f"per ΔL, {args.receives} receives, block statistic {args.stat}; {inject.environment_note()}")
+    print(
+        f"# {args.launcher}, {args.reps} runs × {args.batches} blocks × {args.iters} round trips "
+        f"per ΔL, {args.receives} receives, block statistic {args.stat}; {inject.environment_note()}"
+    )
     misses = 0
     raw = [] if args.raw else None
     if not args.rendezvous_only:
-        g, b, sp = measure(launch, sizes, deltas, args.reps, args.batches, args.iters, None,
-                           args.receives == "preposted", args.stat, raw)
+        g, b, sp = measure(
+            launch,
+            sizes,
+            deltas,
+            args.reps,
+            args.batches,
+            args.iters,
+            None,
+            args.receives == "preposted",
+            args.stat,
+            raw,
+        )
         text, m = table("Eager rule for every size (no eager limit)", g, b, sizes, deltas, 1)
         print(text + "\n\n" + noise_note(sp, sizes, deltas) + "\n", flush=True)
         misses += m
     big = [s for s in sizes if s > args.eager_limit]
     if big and not args.eager_only:
-        g, b, sp = measure(launch, big, deltas, args.reps, args.batches, args.iters, args.eager_limit,
-                           args.receives == "preposted", args.stat, raw)
+        g, b, sp = measure(
+            launch,
+            big,
+            deltas,
+            args.reps,
+            args.batches,
+            args.iters,
+            args.eager_limit,
+            args.receives == "preposted",
+            args.stat,
+            raw,
+        )
         text, m = table(f"Handshake rendezvous above S = {args.eager_limit} B", g, b, big, deltas, 3)
         print(text + "\n\n" + noise_note(sp, big, deltas), flush=True)
         misses += m

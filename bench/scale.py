@@ -15,6 +15,7 @@ Each size runs in fresh processes (peak RSS = VmHWM of that process after each s
 The target (issue 8) is generate + analyse in memory at 10⁸ vertices in < 60 s, < 8 GB.
 The last column compares generation with reading the same graph's GOAL text (baseline).
 """
+
 import argparse
 import json
 import os
@@ -45,12 +46,14 @@ def ops_per_iteration(p: int) -> int:
 
 def job_text(n: float) -> str:
     side = CUBES.get(round(__import__("math").log10(n)), 16)
-    p = side ** 3
+    p = side**3
     iters = max(1, round(n / (p * ops_per_iteration(p))))
-    return (f"# bench/scale.py: ~{n:.0e} vertices\n[JOB] stencil\n[RANKS] 0-{p - 1}\n[ITERATIONS] {iters}\n"
-            "[MOTIF] compute time=100us dist=gaussian sd=5us\n"
-            "[MOTIF] halo3d x=64KiB y=64KiB z=64KiB periodic=1\n"
-            "[MOTIF] allreduce bytes=8\n")
+    return (
+        f"# bench/scale.py: ~{n:.0e} vertices\n[JOB] stencil\n[RANKS] 0-{p - 1}\n[ITERATIONS] {iters}\n"
+        "[MOTIF] compute time=100us dist=gaussian sd=5us\n"
+        "[MOTIF] halo3d x=64KiB y=64KiB z=64KiB periodic=1\n"
+        "[MOTIF] allreduce bytes=8\n"
+    )
 
 
 def child_memory(job: str, goal: str, range_us: float) -> dict:
@@ -81,14 +84,20 @@ def child_memory(job: str, goal: str, range_us: float) -> dict:
         return sens, tol, sens.runtime(p.L), sens.slope(p.L), sens.curve(100)
 
     sens, tol, t_base, lam, curve = stage("analyse", analyse)
-    out.update(breakpoints=len(sens.breakpoints), sweep_passes=sens.passes, curve_points=len(curve),
-               tolerance_ns=[tol.max(x) for x in (1, 2, 5)])
+    out.update(
+        breakpoints=len(sens.breakpoints),
+        sweep_passes=sens.passes,
+        curve_points=len(curve),
+        tolerance_ns=[tol.max(x) for x in (1, 2, 5)],
+    )
     # The same answers from separate calls (each its own graph pass(es)), checked equal.
     pred = stage("predict", lambda: g.predict(p))
     tol2 = stage("tolerance", lambda: g.tolerance([1, 2, 5], params=p))
     if (pred.runtime_ns, pred.lambda_["L"]) != (t_base, lam) or [tol2.max(x) for x in (1, 2, 5)] != out["tolerance_ns"]:
-        raise SystemExit(f"one-pass analysis disagrees with predict/tolerance: {(t_base, lam)} vs "
-                         f"{(pred.runtime_ns, pred.lambda_['L'])}, {out['tolerance_ns']} vs {[tol2.max(x) for x in (1, 2, 5)]}")
+        raise SystemExit(
+            f"one-pass analysis disagrees with predict/tolerance: {(t_base, lam)} vs "
+            f"{(pred.runtime_ns, pred.lambda_['L'])}, {out['tolerance_ns']} vs {[tol2.max(x) for x in (1, 2, 5)]}"
+        )
     out["runtime_ns"] = pred.runtime_ns
     out["lambda_L"] = pred.lambda_["L"]
     stage("write_goal", lambda: g.write_goal(goal))
@@ -145,21 +154,48 @@ def main() -> None:
 
 
 def print_table(rows: list) -> None:
-    head = ("vertices", "ranks", "generate", "analyse (T, λ, tol 1/2/5%, curve)", "total", "peak RSS",
-            "predict call", "tolerance call", "write GOAL", "GOAL size", "load GOAL", "load RSS", "gen/load")
+    head = (
+        "vertices",
+        "ranks",
+        "generate",
+        "analyse (T, λ, tol 1/2/5%, curve)",
+        "total",
+        "peak RSS",
+        "predict call",
+        "tolerance call",
+        "write GOAL",
+        "GOAL size",
+        "load GOAL",
+        "load RSS",
+        "gen/load",
+    )
     print(" | ".join(head))
     for r in rows:
         total = r["generate_s"] + r["analyse_s"]
-        print(" | ".join([
-            f"{r['vertices']:,}", f"{r['ranks']:,}", f"{r['generate_s']:.2f} s",
-            f"{r['analyse_s']:.2f} s ({r['breakpoints']} bp, {r['sweep_passes']} passes)",
-            f"{total:.1f} s", f"{r['analyse_rss_mib'] / 1024:.2f} GiB", f"{r['predict_s']:.2f} s",
-            f"{r['tolerance_s']:.2f} s", f"{r['write_goal_s']:.2f} s",
-            f"{r['goal_bytes'] / 2**30:.2f} GiB", f"{r['load_s']:.2f} s", f"{r['load_rss_mib'] / 1024:.2f} GiB",
-            f"{r['generate_s'] / r['load_s']:.2f}x"]))
-    print("total = generate + analyse (in memory; the analysis includes building the evaluation plan); "
-          "peak RSS after the analysis; predict/tolerance call = the same answers from separate calls "
-          "(checked equal); gen/load = generation time relative to reading the same graph's GOAL (baseline)")
+        print(
+            " | ".join(
+                [
+                    f"{r['vertices']:,}",
+                    f"{r['ranks']:,}",
+                    f"{r['generate_s']:.2f} s",
+                    f"{r['analyse_s']:.2f} s ({r['breakpoints']} bp, {r['sweep_passes']} passes)",
+                    f"{total:.1f} s",
+                    f"{r['analyse_rss_mib'] / 1024:.2f} GiB",
+                    f"{r['predict_s']:.2f} s",
+                    f"{r['tolerance_s']:.2f} s",
+                    f"{r['write_goal_s']:.2f} s",
+                    f"{r['goal_bytes'] / 2**30:.2f} GiB",
+                    f"{r['load_s']:.2f} s",
+                    f"{r['load_rss_mib'] / 1024:.2f} GiB",
+                    f"{r['generate_s'] / r['load_s']:.2f}x",
+                ]
+            )
+        )
+    print(
+        "total = generate + analyse (in memory; the analysis includes building the evaluation plan); "
+        "peak RSS after the analysis; predict/tolerance call = the same answers from separate calls "
+        "(checked equal); gen/load = generation time relative to reading the same graph's GOAL (baseline)"
+    )
 
 
 if __name__ == "__main__":

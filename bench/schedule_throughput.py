@@ -10,6 +10,7 @@ same size of output) — the ratio shows what the conversion costs beyond buildi
 
 Target: ≥ 2 M events/s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,20 +39,26 @@ def write_trace(d: str, ranks: int, iters: int) -> int:
     for r in range(ranks):
         x, y = r % px, r // px
         nbrs = [((x - 1) % px) + y * px, ((x + 1) % px) + y * px, x + ((y - 1) % py) * px, x + ((y + 1) % py) * px]
-        head = (f"#@ latitude-trace 1\n#@ world rank={r} size={ranks}\n#@ request_size 8\n"
-                f"#@ const any_source=-1 any_tag=-1 proc_null=-2\n#@ comm 7 seq=0 world=0-{ranks - 1}\n\n")
+        head = (
+            f"#@ latitude-trace 1\n#@ world rank={r} size={ranks}\n#@ request_size 8\n"
+            f"#@ const any_source=-1 any_tag=-1 proc_null=-2\n#@ comm 7 seq=0 world=0-{ranks - 1}\n\n"
+        )
         lines = [head, "MPI_Init:-:1:2:0.000\n"]
         t = 10.0
         idx = 1
         for it in range(iters):
             first = idx
             for k, n in enumerate(nbrs):
-                lines.append(f"MPI_Irecv:{t:.3f}:1000:512:10,8,8:{n}:{k ^ 1}:7,{r},{ranks}:{2000 + 8 * k}:{t + 0.5:.3f}\n")
+                lines.append(
+                    f"MPI_Irecv:{t:.3f}:1000:512:10,8,8:{n}:{k ^ 1}:7,{r},{ranks}:{2000 + 8 * k}:{t + 0.5:.3f}\n"
+                )
                 t += 1.0
             for k, n in enumerate(nbrs):
                 lines.append(f"MPI_Isend:{t:.3f}:1000:512:10,8,8:{n}:{k}:7,{r},{ranks}:{2032 + 8 * k}:{t + 0.5:.3f}\n")
                 t += 1.0
-            lines.append(f"MPI_Waitall:{t:.3f}:8:2000:0:{t + 3.0:.3f}\n#@ done {','.join(str(first + i) for i in range(8))}\n")
+            lines.append(
+                f"MPI_Waitall:{t:.3f}:8:2000:0:{t + 3.0:.3f}\n#@ done {','.join(str(first + i) for i in range(8))}\n"
+            )
             t += 50.0
             idx += 9
             if it % 10 == 9:
@@ -85,7 +92,9 @@ def run_child(case: str, path: str, write: str | None = None) -> dict:
     cmd = [sys.executable, __file__, "--child", case, "--path", path]
     if write:
         cmd += ["--write", write]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")}
+    )
     return json.loads(out.stdout)
 
 
@@ -111,8 +120,10 @@ def main() -> None:
         t0 = time.perf_counter()
         events = write_trace(d, args.ranks, args.iters)
         size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print(f"synthetic trace: {args.ranks} ranks, {events:,} events, {size / 2**20:.0f} MiB "
-              f"(written in {time.perf_counter() - t0:.1f} s)")
+        print(
+            f"synthetic trace: {args.ranks} ranks, {events:,} events, {size / 2**20:.0f} MiB "
+            f"(written in {time.perf_counter() - t0:.1f} s)"
+        )
         goal = os.path.join(d, "graph.goal")
         run_child("default", d, write=goal)
         base = best("goal", goal, args.repeats)
@@ -122,8 +133,10 @@ def main() -> None:
         print(f"{'case':<42} {'seconds':>8} {'events/s':>12} {'peak RSS':>10} {'vs baseline':>12}")
         for name, r in rows:
             rate = events / r["seconds"]
-            print(f"{name:<42} {r['seconds']:8.2f} {rate / 1e6:10.2f} M {r['rss'] / 2**20:8.0f} MiB "
-                  f"{r['seconds'] / base['seconds']:11.2f}x")
+            print(
+                f"{name:<42} {r['seconds']:8.2f} {rate / 1e6:10.2f} M {r['rss'] / 2**20:8.0f} MiB "
+                f"{r['seconds'] / base['seconds']:11.2f}x"
+            )
         print(f"graph: {base['vertices']:,} vertices; best of {args.repeats} runs each")
 
 

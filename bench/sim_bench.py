@@ -8,6 +8,7 @@ simulation relative to one engine pass (`predict`) on the same graph, measured i
 Times are the best of --repeat runs, in thread CPU time (what the core spends; robust to
 other jobs on the machine) and wall time. Target (issue 7): ≥ 10⁷ events/s per core.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,10 +47,18 @@ def row(label, ranks, rounds, repeat, samples):
     ev = sim["events"]
     out = {
         "graph": f"{label}: {ranks} ranks x {rounds} rounds",
-        "ops": info["vertices"], "events": ev, "build_s": build,
-        "engine_cpu_s": e_cpu, "sim_cpu_s": s_cpu, "sim_wall_s": s_wall,
-        "ev_per_s_cpu": ev / s_cpu, "ev_per_s_wall": ev / s_wall,
-        "ratio": s_cpu / e_cpu, "compat_ev_per_s_cpu": compat["events"] / c_cpu, "T_sim_ms": sim["runtime_ns"] / 1e6, "T_engine_ms": pred["runtime_ns"] / 1e6,
+        "ops": info["vertices"],
+        "events": ev,
+        "build_s": build,
+        "engine_cpu_s": e_cpu,
+        "sim_cpu_s": s_cpu,
+        "sim_wall_s": s_wall,
+        "ev_per_s_cpu": ev / s_cpu,
+        "ev_per_s_wall": ev / s_wall,
+        "ratio": s_cpu / e_cpu,
+        "compat_ev_per_s_cpu": compat["events"] / c_cpu,
+        "T_sim_ms": sim["runtime_ns"] / 1e6,
+        "T_engine_ms": pred["runtime_ns"] / 1e6,
     }
     if samples:
         noise = [{"target": "calc", "dist": "gaussian", "sigma": 0.05, "relative": True}]
@@ -66,21 +75,27 @@ def main():
     ap.add_argument("--samples", type=int, default=4, help="Monte Carlo samples on 2 threads (0 = skip)")
     a = ap.parse_args()
     rows = [row(*s, a.repeat, a.samples) for s in (SIZES[:1] if a.quick else SIZES)]
-    head = (f"{'graph':<28} {'ops':>11} {'events':>11} {'engine':>9} {'sim':>9} {'sim/engine':>10} {'Mev/s cpu':>10} "
-            f"{'Mev/s wall':>10} {'compat Mev/s':>12} {'MC Mev/s (2 thr)':>17}")
+    head = (
+        f"{'graph':<28} {'ops':>11} {'events':>11} {'engine':>9} {'sim':>9} {'sim/engine':>10} {'Mev/s cpu':>10} "
+        f"{'Mev/s wall':>10} {'compat Mev/s':>12} {'MC Mev/s (2 thr)':>17}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
         mc = f"{r['mc_ev_per_s_wall'] / 1e6:17.1f}" if "mc_ev_per_s_wall" in r else f"{'-':>17}"
-        print(f"{r['graph']:<28} {r['ops']:>11,} {r['events']:>11,} {r['engine_cpu_s']:8.3f}s {r['sim_cpu_s']:8.3f}s "
-              f"{r['ratio']:9.2f}x {r['ev_per_s_cpu'] / 1e6:10.1f} {r['ev_per_s_wall'] / 1e6:10.1f} "
-              f"{r['compat_ev_per_s_cpu'] / 1e6:12.1f} {mc}")
+        print(
+            f"{r['graph']:<28} {r['ops']:>11,} {r['events']:>11,} {r['engine_cpu_s']:8.3f}s {r['sim_cpu_s']:8.3f}s "
+            f"{r['ratio']:9.2f}x {r['ev_per_s_cpu'] / 1e6:10.1f} {r['ev_per_s_wall'] / 1e6:10.1f} "
+            f"{r['compat_ev_per_s_cpu'] / 1e6:12.1f} {mc}"
+        )
     print("\nengine = one predict pass (T, derivatives, critical path); sim = one simulation (default semantics,")
     print("CPU serialization); Mev/s = million events per second of CPU time (wall: elapsed); compat =")
     print("--loggopsim-compat (G = 0, S = 65535); MC = Monte Carlo samples with calc noise on 2 threads (wall).")
     print("Simulated T is larger than the engine's: overlapping nonblocking ops queue for the CPU.")
     for r in rows:
-        print(f"  {r['graph']}: T_sim = {r['T_sim_ms']:.3f} ms, T_engine = {r['T_engine_ms']:.3f} ms, graph build {r['build_s']:.1f} s")
+        print(
+            f"  {r['graph']}: T_sim = {r['T_sim_ms']:.3f} ms, T_engine = {r['T_engine_ms']:.3f} ms, graph build {r['build_s']:.1f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ trace. 2 ranks by default (the machine is shared with builds: keep it small, rep
     python3 bench/tracer_overhead.py [--runs 7] [--np 2] [--mpicc mpicc] [--launcher mpirun]
                                      [--quick] [--json out.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,7 @@ TIMED = re.compile(r"elapsed_s ([\d.]+)|Loop time of ([\d.]+)")
 
 
 def build_apps(dest: Path, mpicc: str) -> None:
-    subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"MPICC={mpicc}", f"BIN={dest}"],
-                   check=True)
+    subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"MPICC={mpicc}", f"BIN={dest}"], check=True)
 
 
 def run_once(cmd: list[str], env: dict) -> tuple[float, float]:
@@ -62,8 +62,7 @@ def run_once(cmd: list[str], env: dict) -> tuple[float, float]:
     return float(m.group(1) or m.group(2)), wall
 
 
-def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Path,
-            tracedir: Path, runs: int) -> dict:
+def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Path, tracedir: Path, runs: int) -> dict:
     argv = [*launch, str(app), *args]  # app: a path, or a command name such as lmp
     trace_env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(tracedir / "pmpi-trace-rank-")}
     traced_cmd, traced_env = tracer.launch_command(argv, family, trace_env)
@@ -79,31 +78,36 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
                     f.unlink()
                 times[mode].append(run_once(traced_cmd, traced_env))
     s = tracer.summarize(tracedir)
-    med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v))
-           for m, v in times.items()}
+    med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for m, v in times.items()}
     # runs i of both modes are adjacent in time: their ratio sees the same machine load
     paired = statistics.median(t[0] / p[0] for p, t in zip(times["plain"], times["traced"]))
-    return {"app": app.name, "args": " ".join(args), "ranks": s.ranks,
-            "plain_s": med["plain"][0], "traced_s": med["traced"][0],
-            "overhead_pct": 100 * (med["traced"][0] / med["plain"][0] - 1),
-            "overhead_paired_pct": 100 * (paired - 1),
-            "plain_wall_s": med["plain"][1], "traced_wall_s": med["traced"][1],
-            "wall_overhead_pct": 100 * (med["traced"][1] / med["plain"][1] - 1),
-            "calls": s.calls, "bytes": s.bytes,
-            "bytes_per_call": s.bytes / s.calls if s.calls else 0.0,
-            "runs": runs, "samples": times}
+    return {
+        "app": app.name,
+        "args": " ".join(args),
+        "ranks": s.ranks,
+        "plain_s": med["plain"][0],
+        "traced_s": med["traced"][0],
+        "overhead_pct": 100 * (med["traced"][0] / med["plain"][0] - 1),
+        "overhead_paired_pct": 100 * (paired - 1),
+        "plain_wall_s": med["plain"][1],
+        "traced_wall_s": med["traced"][1],
+        "wall_overhead_pct": 100 * (med["traced"][1] / med["plain"][1] - 1),
+        "calls": s.calls,
+        "bytes": s.bytes,
+        "bytes_per_call": s.bytes / s.calls if s.calls else 0.0,
+        "runs": runs,
+        "samples": times,
+    }
 
 
 # single rank, call-bound: the cost per traced call without any interplay between ranks
 PER_CALL = ("persistent", ["--n", "64", "--halo", "1", "--iters", "200000"])
 
 
-def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path,
-                runs: int) -> tuple[float, int]:
+def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path, runs: int) -> tuple[float, int]:
     tracedir.mkdir(exist_ok=True)
     r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs)
-    diff = statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"],
-                                                         r["samples"]["traced"]))
+    diff = statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"], r["samples"]["traced"]))
     return diff / r["calls"] * 1e9, r["calls"]
 
 
@@ -115,16 +119,20 @@ def label(r: dict) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = (f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
-            f"{'wall_ovh':>9} {'expected':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}")
+    head = (
+        f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
+        f"{'wall_ovh':>9} {'expected':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
         rate = r["calls"] / r["ranks"] / r["plain_s"] if r["plain_s"] else 0
-        print(f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
-              f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
-              f"{r['wall_overhead_pct']:8.1f}% {r.get('expected_pct', 0):8.2f}% {r['calls']:9d} "
-              f"{rate:9.0f} {r['bytes_per_call']:7.1f}")
+        print(
+            f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
+            f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
+            f"{r['wall_overhead_pct']:8.1f}% {r.get('expected_pct', 0):8.2f}% {r['calls']:9d} "
+            f"{rate:9.0f} {r['bytes_per_call']:7.1f}"
+        )
 
 
 def main() -> int:
@@ -136,8 +144,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a tenth of the iterations")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--no-lammps", action="store_true", help="skip the LAMMPS case")
-    ap.add_argument("--only", metavar="APP", action="append",
-                    help="run only this app (repeatable; lmp for LAMMPS)")
+    ap.add_argument("--only", metavar="APP", action="append", help="run only this app (repeatable; lmp for LAMMPS)")
     a = ap.parse_args()
     if a.runs < 1:
         ap.error("--runs must be >= 1")
@@ -159,24 +166,26 @@ def main() -> int:
             cases = [(app, args) for app, args in cases if app.name in a.only]
         for app, args in cases:
             if a.quick:
-                args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v
-                        for i, v in enumerate(args)]
+                args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v for i, v in enumerate(args)]
             tracedir = Path(tmp) / f"t-{len(rows)}"
             tracedir.mkdir()
             rows.append(measure(app, args, launch, family, lib, tracedir, a.runs))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
-        cost, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib,
-                              Path(tmp) / "percall", a.runs)
+        cost, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib, Path(tmp) / "percall", a.runs)
     for r in rows:  # calls/s per rank x cost per call; ranks run in parallel
         r["expected_pct"] = 100 * r["calls"] / r["ranks"] * cost * 1e-9 / r["plain_s"]
-    print(f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
-          "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
-          "median of the per-pair ratios (run i with / run i without, adjacent in time); "
-          "wall_ovh: of the medians of the whole launcher run; expected: calls/s per rank x "
-          "cost per call; calls/s: per rank")
+    print(
+        f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
+        "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
+        "median of the per-pair ratios (run i with / run i without, adjacent in time); "
+        "wall_ovh: of the medians of the whole launcher run; expected: calls/s per rank x "
+        "cost per call; calls/s: per rank"
+    )
     print_table(rows)
-    print(f"cost per traced call: {cost:.0f} ns (1 rank, {PER_CALL[0]} "
-          f"{' '.join(PER_CALL[1])}, {n} calls, median of {a.runs} paired runs)")
+    print(
+        f"cost per traced call: {cost:.0f} ns (1 rank, {PER_CALL[0]} "
+        f"{' '.join(PER_CALL[1])}, {n} calls, median of {a.runs} paired runs)"
+    )
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -10,6 +10,7 @@ one is used, calibration under the injector from 3 runs combined by per-size med
 prediction over the grid, interleaved injected runs). The table printed at the end
 is the one in docs/validation.md; --docs copies each app's plot and CSV there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,25 +27,68 @@ LAMMPS_IN = os.path.join(ROOT, "bench", "lammps", "in.lj")
 
 # name -> (title, program and arguments); every run is 1-2 s at ΔL = 0 (LAMMPS ~9 s)
 APPS = {
-    "halo2d": ("halo2d + allreduce (1024², 2000 iterations, allreduce every iteration)",
-               [f"{APPS_DIR}/halo2d", "--nx", "1024", "--ny", "1024", "--iters", "2000", "--allreduce-every", "1"]),
-    "sweep3d": ("sweep3d wavefront (128×128×512, KBA 4, 12 angles, 8 octants)",
-                [f"{APPS_DIR}/sweep3d", "--nx", "128", "--ny", "128", "--nz", "512", "--kba", "4", "--angles", "12"]),
-    "cg": ("CG (512², 2000 iterations: halo + 2 allreduces each)",
-           [f"{APPS_DIR}/cg", "--n", "512", "--iters", "2000"]),
-    "alltoall": ("alltoall transposes (1024², 50 iterations)",
-                 [f"{APPS_DIR}/alltoall", "--n", "1024", "--iters", "50"]),
-    "lammps": ("LAMMPS LJ melt (Debian lmp, 40×20×20 fcc cells, 500 steps)",
-               ["lmp", "-in", LAMMPS_IN, "-var", "x", "2", "-var", "y", "1", "-var", "z", "1",
-                "-var", "steps", "500", "-log", "none"]),
+    "halo2d": (
+        "halo2d + allreduce (1024², 2000 iterations, allreduce every iteration)",
+        [f"{APPS_DIR}/halo2d", "--nx", "1024", "--ny", "1024", "--iters", "2000", "--allreduce-every", "1"],
+    ),
+    "sweep3d": (
+        "sweep3d wavefront (128×128×512, KBA 4, 12 angles, 8 octants)",
+        [f"{APPS_DIR}/sweep3d", "--nx", "128", "--ny", "128", "--nz", "512", "--kba", "4", "--angles", "12"],
+    ),
+    "cg": ("CG (512², 2000 iterations: halo + 2 allreduces each)", [f"{APPS_DIR}/cg", "--n", "512", "--iters", "2000"]),
+    "alltoall": (
+        "alltoall transposes (1024², 50 iterations)",
+        [f"{APPS_DIR}/alltoall", "--n", "1024", "--iters", "50"],
+    ),
+    "lammps": (
+        "LAMMPS LJ melt (Debian lmp, 40×20×20 fcc cells, 500 steps)",
+        [
+            "lmp",
+            "-in",
+            LAMMPS_IN,
+            "-var",
+            "x",
+            "2",
+            "-var",
+            "y",
+            "1",
+            "-var",
+            "z",
+            "1",
+            "-var",
+            "steps",
+            "500",
+            "-log",
+            "none",
+        ],
+    ),
 }
 
 
 def run_app(name: str, a, outdir: str) -> dict:
     title, prog = APPS[name]
-    cmd = [sys.executable, "-m", "latitude", "validate", "--delta-L", a.delta_L, "--reps", str(a.reps),
-           "--traces", str(a.traces),
-           "-o", outdir, "--json", "--title", title, "--", "mpirun", "-np", "2", *prog]
+    cmd = [
+        sys.executable,
+        "-m",
+        "latitude",
+        "validate",
+        "--delta-L",
+        a.delta_L,
+        "--reps",
+        str(a.reps),
+        "--traces",
+        str(a.traces),
+        "-o",
+        outdir,
+        "--json",
+        "--title",
+        title,
+        "--",
+        "mpirun",
+        "-np",
+        "2",
+        *prog,
+    ]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     print(f"== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
     t = time.perf_counter()
@@ -61,15 +105,19 @@ def row(s: dict) -> str:
     pts = s["points"]
     p0, pn = pts[0], pts[-1]
     worst = max(pts, key=lambda p: abs(p["error_pct"]))
-    return (f"| {s['name']} | {p0['mean_us'] / 1e3:.1f} ± {p0['std_us'] / 1e3:.1f} | {p0['predicted_us'] / 1e3:.1f} "
-            f"| {pn['mean_us'] / 1e3:.1f} ± {pn['std_us'] / 1e3:.1f} | {pn['predicted_us'] / 1e3:.1f} "
-            f"| {p0['lambda_L']}–{pn['lambda_L']} | {worst['error_pct']:+.2f} % | **{100 * s['rrmse']:.2f} %** "
-            f"| {'yes' if s['output_identical'] else 'NO'} |")
+    return (
+        f"| {s['name']} | {p0['mean_us'] / 1e3:.1f} ± {p0['std_us'] / 1e3:.1f} | {p0['predicted_us'] / 1e3:.1f} "
+        f"| {pn['mean_us'] / 1e3:.1f} ± {pn['std_us'] / 1e3:.1f} | {pn['predicted_us'] / 1e3:.1f} "
+        f"| {p0['lambda_L']}–{pn['lambda_L']} | {worst['error_pct']:+.2f} % | **{100 * s['rrmse']:.2f} %** "
+        f"| {'yes' if s['output_identical'] else 'NO'} |"
+    )
 
 
 def table(results: list) -> str:
-    head = ("| app | measured ΔL=0 (ms) | predicted | measured ΔL=200µs (ms) | predicted | λ_L | worst point "
-            "| RRMSE | output identical |\n|---|---|---|---|---|---|---|---|---|")
+    head = (
+        "| app | measured ΔL=0 (ms) | predicted | measured ΔL=200µs (ms) | predicted | λ_L | worst point "
+        "| RRMSE | output identical |\n|---|---|---|---|---|---|---|---|---|"
+    )
     return "\n".join([head, *map(row, results)])
 
 

@@ -1,5 +1,6 @@
 """Test setup: every test runs against the checkout it lives in (python/ first on sys.path),
 and CLI tests run `python -m latitude` with the same path."""
+
 from __future__ import annotations
 
 import os
@@ -40,3 +41,7 @@ def cli():
 @pytest.fixture
 def examples():
     return EXAMPLES
+
+
+# The tracer fixtures (built tracers, compiled apps) are session-wide: shared by every test module.
+from tracetools import mpich_apps, ompi_apps, tracer_cache  # noqa: E402, F401

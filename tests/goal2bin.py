@@ -2,10 +2,21 @@
 layout `txt2bin` writes (shared/reference/goal-format.md §3): packed little-endian, 39-byte
 nodes, successor appendix in the order of the dependency statements. Used to run LogGOPSim
 itself as an oracle (tests/test_loggopsim_oracle.py):  python3 tests/goal2bin.py in.goal out.bin"""
-import re, struct, sys
 
-OPS = re.compile(r"^l(\d+): (send|recv|calc) (\d+)(?:b (?:to|from) (-?\d+))?(?: tag (-?\d+))?(?: cpu (\d+))?(?: nic (\d+))?$")
+import re
+import struct
+import sys
+
+OPS = re.compile(
+    r"^l(\d+): (send|recv|calc) (\d+)(?:b (?:to|from) (-?\d+))?(?: tag (-?\d+))?(?: cpu (\d+))?(?: nic (\d+))?$"
+)
 DEP = re.compile(r"^l(\d+) (requires|irequires) l(\d+)$")
+
+
+def u32(x):
+    """A GOAL peer or tag as stored (-1, i.e. any, is 0xFFFFFFFF)."""
+    return 0xFFFFFFFF if x == "-1" else int(x or 0)
+
 
 def parse(path):
     """Per rank: ops (type, peer, size, tag, cpu, nic) and deps (a, kind, b), in file order."""
@@ -15,20 +26,24 @@ def parse(path):
         if not line or line.startswith("num_ranks"):
             continue
         if line.startswith("rank"):
-            cur = {"ops": [], "deps": []}; ranks.append(cur); continue
+            cur = {"ops": [], "deps": []}
+            ranks.append(cur)
+            continue
         if line == "}":
             continue
         m = OPS.match(line)
         if m:
             n, kind, val, peer, tag, cpu, nic = m.groups()
             assert int(n) == len(cur["ops"]) + 1
-            u32 = lambda x: 0xFFFFFFFF if x == "-1" else int(x or 0)
-            cur["ops"].append(({"send": 1, "recv": 2, "calc": 3}[kind], u32(peer), int(val), u32(tag), int(cpu or 0), int(nic or 0)))
+            cur["ops"].append(
+                ({"send": 1, "recv": 2, "calc": 3}[kind], u32(peer), int(val), u32(tag), int(cpu or 0), int(nic or 0))
+            )
             continue
         m = DEP.match(line)
         assert m, line
         cur["deps"].append((int(m.group(1)) - 1, m.group(2), int(m.group(3)) - 1))
     return ranks
+
 
 def rank_block(r):
     """One rank's block: header, roots, nodes, appendix (requires then irequires successors)."""
@@ -47,9 +62,12 @@ def rank_block(r):
         k += len(succ[i])
         ifirst = k
         k += len(isucc[i])
-        out += struct.pack("<IBIQIBBIIII", cnt[i], typ, peer, size, tag, cpu, nic, len(succ[i]), first, len(isucc[i]), ifirst)
+        out += struct.pack(
+            "<IBIQIBBIIII", cnt[i], typ, peer, size, tag, cpu, nic, len(succ[i]), first, len(isucc[i]), ifirst
+        )
         app += succ[i] + isucc[i]
     return out + b"".join(struct.pack("<I", x) for x in app)
+
 
 def main(src, dst):
     ranks = parse(src)
@@ -59,9 +77,11 @@ def main(src, dst):
     head = 4 + 2 + 16 * len(ranks)
     table, pos = b"", head
     for b in blocks:
-        table += struct.pack("<QQ", pos, pos + len(b)); pos += len(b)
+        table += struct.pack("<QQ", pos, pos + len(b))
+        pos += len(b)
     with open(dst, "wb") as f:
         f.write(struct.pack("<Q", 4223) + struct.pack("<IBB", len(ranks), max_cpu, max_nic) + table + b"".join(blocks))
+
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])

@@ -1,14 +1,14 @@
 """Issue 3: exact sensitivity curves, tolerances, the L × G map, plots, and engine = LP."""
+
 import json
 import os
 import random
 from fractions import Fraction
 
-import pytest
-
 import latitude
-from latitude import Params
+import pytest
 from conftest import run_cli
+from latitude import Params
 
 
 def fig4c(examples):
@@ -47,12 +47,22 @@ def test_cli_json_contracts(examples):
     g = os.path.join(examples, "llamp-fig4c.goal")
     s = json.loads(run_cli("sensitivity", g, "--range", "0:1us", "-o", "0", "-G", "5ns", "--json").stdout)
     assert s["param"] == "L" and s["range_ns"] == [0, 1000]
-    assert s["breakpoints"][0] == {"at_ns": 385.0, "slope_left": 0, "slope_right": 1, "runtime_ns": 1500.0, "exact": True}
+    assert s["breakpoints"][0] == {
+        "at_ns": 385.0,
+        "slope_left": 0,
+        "slope_right": 1,
+        "runtime_ns": 1500.0,
+        "exact": True,
+    }
     assert [p["slope"] for p in s["pieces"]] == [0, 1]
     assert {"from_ns", "to_ns", "slope", "runtime_from_ns"} <= set(s["pieces"][0])
     t = json.loads(run_cli("tolerance", g, "-L", "0", "-o", "0", "-G", "5ns", "--json").stdout)
     assert t["baseline_ns"] == 0 and t["baseline_runtime_ns"] == 1500
-    assert [(r["pct"], r["max_ns"], r["delta_ns"]) for r in t["tolerance"]] == [(1, 400, 400), (2, 415, 415), (5, 460, 460)]
+    assert [(r["pct"], r["max_ns"], r["delta_ns"]) for r in t["tolerance"]] == [
+        (1, 400, 400),
+        (2, 415, 415),
+        (5, 460, 460),
+    ]
 
 
 def test_unbounded_tolerance(tmp_path):
@@ -65,9 +75,11 @@ def test_unbounded_tolerance(tmp_path):
 
 def random_graph(i):
     rng = random.Random(1000 + i)
-    return latitude.Graph.random(ranks=rng.randint(2, 5), rounds=rng.randint(2, 7), seed=i, max_calc=20000,
-                                 sizes=[0, 8, 1024, 100000]), Params(L=rng.choice([0, 500, 2000]), o=rng.choice([0, 300]),
-                                                                     G=rng.choice([0, 0.02]), S=rng.choice([4096, "inf"]))
+    return latitude.Graph.random(
+        ranks=rng.randint(2, 5), rounds=rng.randint(2, 7), seed=i, max_calc=20000, sizes=[0, 8, 1024, 100000]
+    ), Params(
+        L=rng.choice([0, 500, 2000]), o=rng.choice([0, 300]), G=rng.choice([0, 0.02]), S=rng.choice([4096, "inf"])
+    )
 
 
 @pytest.mark.parametrize("i", range(25))
@@ -100,7 +112,7 @@ def test_tolerance_monotone_in_pct(i):
     assert bounded == sorted(bounded)
     assert vals.index(None) if None in vals else True  # once unbounded, stays unbounded
     if None in vals:
-        assert all(v is None for v in vals[vals.index(None):])
+        assert all(v is None for v in vals[vals.index(None) :])
 
 
 def test_g_parameter_sensitivity_and_tolerance():
@@ -167,13 +179,16 @@ def test_api_frames(examples):
     assert g.predict().per_rank().index.name == "rank"
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["sensitivity", "--range", "5us"], "expected a range LO:HI"),
-    (["sensitivity", "--range", "9us:1us"], "is empty"),
-    (["tolerance", "--pct", "1,x"], "expected a percentage"),
-    (["tolerance", "--pct", "-1"], "must be >= 0"),
-    (["tolerance", "--map", "L=0:1us"], "expected L=A:B,G=C:D"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["sensitivity", "--range", "5us"], "expected a range LO:HI"),
+        (["sensitivity", "--range", "9us:1us"], "is empty"),
+        (["tolerance", "--pct", "1,x"], "expected a percentage"),
+        (["tolerance", "--pct", "-1"], "must be >= 0"),
+        (["tolerance", "--map", "L=0:1us"], "expected L=A:B,G=C:D"),
+    ],
+)
 def test_bad_analysis_input(examples, args, msg):
     proc = run_cli(args[0], os.path.join(examples, "llamp-fig4b.goal"), *args[1:], check=False)
     assert proc.returncode == 2 and msg in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -2,6 +2,7 @@
 model's formulas (exactly, and within noise for random machines), the machine file it writes
 is what --machine reads, bad measurement output is reported by line, and a real short run
 works."""
+
 from __future__ import annotations
 
 import random
@@ -9,17 +10,17 @@ import statistics
 import sys
 
 import pytest
-
 from latitude import calibrate
 from latitude.errors import InputError
 from latitude.params import Params
-from tracetools import OMPI_RUN, ompi_apps, run, tracer_cache  # noqa: F401
+from tracetools import OMPI_RUN, run
 
 SIZES = [0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1048576]
 
 
 def synthetic(L, o, G, O, S, noise=0.0, rng=None) -> calibrate.Measurements:
     """latitude-calib's output for a machine that follows the model (µs)."""
+
     def jitter(v):
         return v * (1 + rng.uniform(-noise, noise)) if noise else v
 
@@ -107,11 +108,14 @@ def test_repeated_runs_are_combined_by_per_size_medians():
     assert calibrate.combine(none).eager is None
 
 
-@pytest.mark.parametrize("text,line", [
-    ("pingpong,8,1.0,1.0,1.0,5\npingpong,x,1,1,1,5\n", 2),
-    ("# header\npingpong,8,1.0\n", 2),
-    ("o_send,8\n", 1),
-])
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("pingpong,8,1.0,1.0,1.0,5\npingpong,x,1,1,1,5\n", 2),
+        ("# header\npingpong,8,1.0\n", 2),
+        ("o_send,8\n", 1),
+    ],
+)
 def test_bad_measurement_lines(text, line):
     with pytest.raises(InputError) as e:
         calibrate.Measurements.parse(text, "calib.csv")
@@ -120,22 +124,43 @@ def test_bad_measurement_lines(text, line):
 
 def test_calibrate_real_short_run(ompi_apps, tmp_path):
     out = tmp_path / "machine.toml"
-    proc = run([sys.executable, "-m", "latitude", "calibrate", "-o", out, "--sizes", "8,1KiB,8KiB,64KiB",
-                "--batches", "3", "--iters", "20", "--", OMPI_RUN, "-np", "2"], timeout=300)
+    proc = run(
+        [
+            sys.executable,
+            "-m",
+            "latitude",
+            "calibrate",
+            "-o",
+            out,
+            "--sizes",
+            "8,1KiB,8KiB,64KiB",
+            "--batches",
+            "3",
+            "--iters",
+            "20",
+            "--",
+            OMPI_RUN,
+            "-np",
+            "2",
+        ],
+        timeout=300,
+    )
     assert "R² =" in proc.stdout and "rendezvous" in proc.stdout + "eager"
     p = Params.from_machine(str(out))
     assert p.o > 0 and p.G > 0 and p.protocol == "handshake"
     assert 0 < p.S < 1 << 20  # Open MPI's shared memory switches protocol well below 1 MiB
 
 
-@pytest.mark.parametrize("opts,where", [
-    (["--sizes", "8"], "--sizes"),
-    (["--sizes", "8,lots"], "--sizes"),
-    (["--batches", "0"], "--batches"),
-    (["--repeat", "0"], "--repeat"),
-])
+@pytest.mark.parametrize(
+    "opts,where",
+    [
+        (["--sizes", "8"], "--sizes"),
+        (["--sizes", "8,lots"], "--sizes"),
+        (["--batches", "0"], "--batches"),
+        (["--repeat", "0"], "--repeat"),
+    ],
+)
 def test_calibrate_bad_input(tracer_cache, opts, where):
-    proc = run([sys.executable, "-m", "latitude", "calibrate", *opts, "--", OMPI_RUN, "-np", "2"],
-               check=False)
+    proc = run([sys.executable, "-m", "latitude", "calibrate", *opts, "--", OMPI_RUN, "-np", "2"], check=False)
     assert proc.returncode == 2 and proc.stderr.startswith(f"latitude: {where}"), proc.stderr
     assert proc.stderr.count("\n") == 1

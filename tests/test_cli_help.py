@@ -1,11 +1,23 @@
 """Every command's --help renders (argparse formats help strings with %, so a stray % in one
 of them turns `latitude --help` into a traceback)."""
-import pytest
 
+import pytest
 from conftest import run_cli
 
-COMMANDS = ["demo", "trace", "schedule", "predict", "sensitivity", "tolerance", "lp", "simulate",
-            "generate", "calibrate", "inject", "validate"]
+COMMANDS = [
+    "demo",
+    "trace",
+    "schedule",
+    "predict",
+    "sensitivity",
+    "tolerance",
+    "lp",
+    "simulate",
+    "generate",
+    "calibrate",
+    "inject",
+    "validate",
+]
 
 
 def test_top_level_help_lists_every_command():

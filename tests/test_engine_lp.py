@@ -7,11 +7,11 @@ equals λ_L wherever T is differentiable in L (left = right derivative); at a cr
 latency it is a subgradient, λ_left ≤ rc ≤ λ_right (with three or more critical paths
 meeting there it can be a slope strictly between the one-sided ones).
 """
+
 import random
 
-import pytest
-
 import latitude
+import pytest
 from latitude import Params
 
 N_GRAPHS = 1200
@@ -19,14 +19,24 @@ N_GRAPHS = 1200
 
 def random_case(i):
     rng = random.Random(i)
-    spec = dict(ranks=rng.randint(2, 7), rounds=rng.randint(1, 9), seed=i,
-                max_calc=rng.choice([0, 50, 5000, 100000]), p_nonblocking=rng.random(),
-                p_extra_edge=rng.random() * 0.5,
-                sizes=rng.choice([[0, 1, 8, 64], [1024, 4096, 65536, 1 << 20], [0, 8, 512, 300000]]))
-    params = Params(L=rng.choice([0, 1, 500, 3000, rng.uniform(0, 10000)]), o=rng.choice([0, 100, 1500]),
-                    G=rng.choice([0, 0.018, 1.0]), O=rng.choice([0, 0, 0.01]),
-                    g=rng.choice([0, 0, 200]), S=rng.choice([0, 1024, 65536, "inf"]),
-                    protocol=rng.choice(["handshake", "loggopsim"]))
+    spec = dict(
+        ranks=rng.randint(2, 7),
+        rounds=rng.randint(1, 9),
+        seed=i,
+        max_calc=rng.choice([0, 50, 5000, 100000]),
+        p_nonblocking=rng.random(),
+        p_extra_edge=rng.random() * 0.5,
+        sizes=rng.choice([[0, 1, 8, 64], [1024, 4096, 65536, 1 << 20], [0, 8, 512, 300000]]),
+    )
+    params = Params(
+        L=rng.choice([0, 1, 500, 3000, rng.uniform(0, 10000)]),
+        o=rng.choice([0, 100, 1500]),
+        G=rng.choice([0, 0.018, 1.0]),
+        O=rng.choice([0, 0, 0.01]),
+        g=rng.choice([0, 0, 200]),
+        S=rng.choice([0, 1024, 65536, "inf"]),
+        protocol=rng.choice(["handshake", "loggopsim"]),
+    )
     if params.g:
         params = params.replace(nic_serialization=True)
     return spec, params
@@ -80,7 +90,9 @@ def test_predict_cli_done_when(cli, examples):
     """Issue 2 'done when': predict on the worked example gives 2515 ns and λ_L = 1."""
     import json
 
-    out = json.loads(cli("predict", f"{examples}/llamp-fig4b.goal", "-L", "0.5us", "-o", "0", "-G", "5ns", "--json").stdout)
+    out = json.loads(
+        cli("predict", f"{examples}/llamp-fig4b.goal", "-L", "0.5us", "-o", "0", "-G", "5ns", "--json").stdout
+    )
     assert out["runtime_ns"] == 2515
     assert out["lambda"]["L"] == 1
     for key in ("runtime_ns", "lambda", "lambda_left", "rho_L", "critical_path", "params"):

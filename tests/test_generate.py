@@ -1,13 +1,13 @@
 """`latitude generate` and job files everywhere a graph is accepted: the CLI, the Python API,
 GOAL round trips, analyses straight from a job file, and the error corpus
 (tests/data/bad_jobs: every bad input is one line naming file and line, exit 2)."""
+
 from __future__ import annotations
 
 import json
 import os
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 JOBS = os.path.join(ROOT, "tests", "data", "jobs")
@@ -63,8 +63,9 @@ def test_json_and_check(cfd):
     # 8 ranks x 4 iterations x 6 faces... halo3d 2x2x2: 3 neighbours each; recdoub on 8: 24; incast 3
     assert out["graph"]["messages"] == 8 * 3 * 4 + 24 * 2 + 3 * 2
     text = run_cli("generate", cfd, "--check").stdout
-    assert text.splitlines()[3] == ("motif 6 halo3d px=2 py=2 pz=2 x=4096 y=4096 z=4096 periodic=0 compute=0 "
-                                    "iterations=1 every=1")
+    assert text.splitlines()[3] == (
+        "motif 6 halo3d px=2 py=2 pz=2 x=4096 y=4096 z=4096 periodic=0 compute=0 iterations=1 every=1"
+    )
 
 
 def test_python_api_text_path_seed_and_coll(cfd):

@@ -3,6 +3,7 @@ trace`, `latitude schedule` converts the trace, and the scheduled graph must hav
 graph's messages — per rank, in issue order, the same (send/recv, partner, bytes) — once the
 harness traffic on MPI_COMM_WORLD (phase barriers, the timing gather) is set aside. One case
 per motif, 2–8 ranks. Needs Open MPI and the tracer; skipped otherwise."""
+
 from __future__ import annotations
 
 import os
@@ -11,7 +12,6 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, run_cli
 
 APPS = os.path.join(ROOT, "apps")
@@ -91,8 +91,10 @@ def test_each_motif_matches_its_trace(tmp_path, motifs, case):
 
 
 def test_several_jobs_and_idle_ranks(tmp_path, motifs):
-    text = ("[JOB] a\n[RANKS] 4-5,0-1\n[ITERATIONS] 3\n[MOTIF] compute time=20us\n[MOTIF] halo2d x=2KiB\n"
-            "[MOTIF] allreduce bytes=8 every=2\n[JOB] b\n[RANKS] 2,6\n[MOTIF] pingpong bytes=100 iterations=2\n")
+    text = (
+        "[JOB] a\n[RANKS] 4-5,0-1\n[ITERATIONS] 3\n[MOTIF] compute time=20us\n[MOTIF] halo2d x=2KiB\n"
+        "[MOTIF] allreduce bytes=8 every=2\n[JOB] b\n[RANKS] 2,6\n[MOTIF] pingpong bytes=100 iterations=2\n"
+    )
     traced, generated = _run(tmp_path, motifs, 8, text)  # rank 3 and 7: in no job
     want, got = _messages(generated, False), _messages(traced, True)
     assert set(want) == {0, 1, 2, 4, 5, 6}
@@ -104,8 +106,7 @@ def test_compute_draws_are_the_generators(tmp_path, motifs):
     traced computation before each barrier is never shorter than the generated one, and
     mostly close to it (a busy machine may deschedule a rank now and then), while the draws
     differ enough between ranks and repeats for a mismatch to show."""
-    text = ("[JOB] c\n[RANKS] 0-1\n[ITERATIONS] 4\n[MOTIF] compute time=3ms dist=uniform spread=2ms\n"
-            "[MOTIF] barrier\n")
+    text = "[JOB] c\n[RANKS] 0-1\n[ITERATIONS] 4\n[MOTIF] compute time=3ms dist=uniform spread=2ms\n[MOTIF] barrier\n"
     traced, generated = _run(tmp_path, motifs, 2, text, seed=11)
 
     def before_collectives(graph):
@@ -119,7 +120,7 @@ def test_compute_draws_are_the_generators(tmp_path, motifs):
                 continue
             out.setdefault((int(rank[v]), t), int(val[q]))
         per_rank: dict = {}
-        for (r, t), ns in sorted(out.items()):
+        for (r, _t), ns in sorted(out.items()):
             per_rank.setdefault(r, []).append(ns)
         return per_rank
 

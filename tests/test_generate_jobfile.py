@@ -1,6 +1,7 @@
 """The C and Rust job-file parsers accept the same language: `apps/motifs --check` and
 `latitude generate --check` print the same canonical text for every valid vector
 (tests/data/jobs) and the same one-line error for every bad one (tests/data/bad_jobs)."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 JOBS = os.path.join(ROOT, "tests", "data", "jobs")
@@ -20,8 +20,9 @@ pytestmark = pytest.mark.skipif(not shutil.which("mpicc"), reason="needs mpicc t
 @pytest.fixture(scope="module")
 def motifs(tmp_path_factory):
     out = tmp_path_factory.mktemp("apps")
-    subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "apps"), f"BIN={out}", f"{out}/motifs"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["make", "-s", "-C", os.path.join(ROOT, "apps"), f"BIN={out}", f"{out}/motifs"], check=True, capture_output=True
+    )
     return str(out / "motifs")
 
 

@@ -1,12 +1,12 @@
 """Every malformed GOAL file gives exactly one line `latitude: <file>[:<line>]: <what>`,
 exit code 2, and no traceback or panic. Each corpus file states its expectation in its
 first line: `// expect: <line or 0 for none>: <message substring>`."""
+
 import glob
 import os
 import re
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 CORPUS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "bad_goal", "*.goal")))
@@ -46,8 +46,13 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_bad_parameter_values(examples):
     g = os.path.join(examples, "llamp-fig4b.goal")
-    for args, msg in ((["-L", "3parsecs"], "unknown time unit"), (["-S", "1.5B"], "not a whole number"),
-                      (["-G=-1ns"], "expected a per-byte gap"), (["-G"], "expected one argument"), (["--machine", "/nonexistent.toml"], "no such machine file")):
+    for args, msg in (
+        (["-L", "3parsecs"], "unknown time unit"),
+        (["-S", "1.5B"], "not a whole number"),
+        (["-G=-1ns"], "expected a per-byte gap"),
+        (["-G"], "expected one argument"),
+        (["--machine", "/nonexistent.toml"], "no such machine file"),
+    ):
         proc = run_cli("predict", g, *args, check=False)
         assert proc.returncode == 2, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and msg in proc.stderr, (args, proc.stderr)

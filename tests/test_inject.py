@@ -2,6 +2,7 @@
 and without it, its semantics hold inside an application (apps/latcheck: wildcards, probes,
 persistent requests, rendezvous, eager senders), a loose ping-pong self-check (the full table
 is bench/injector_selfcheck.py), and the CLI's reports and errors."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,7 @@ import os
 import sys
 
 import pytest
-
-from tracetools import (HAVE_MPICH, OMPI_RUN, deterministic, mpich, mpich_apps, ompi, ompi_apps, run,  # noqa: F401
-                        tracer_cache)
+from tracetools import HAVE_MPICH, OMPI_RUN, deterministic, mpich, ompi, run
 
 
 def inject(launch, *opts, check=True):
@@ -48,8 +47,7 @@ def test_results_bit_identical(ompi_apps, app, np, args):
 def test_latcheck_semantics(ompi_apps, np):
     for delta, eager in (("100", "4040"), ("0", "0")):
         opts = ["--delta-L", f"{delta}us"] + (["--eager-limit", eager] if eager != "0" else [])
-        out = inject([*ompi(np), ompi_apps / "latcheck", "--delta-us", delta, "--eager", eager,
-                      "--rounds", "2"], *opts)
+        out = inject([*ompi(np), ompi_apps / "latcheck", "--delta-us", delta, "--eager", eager, "--rounds", "2"], *opts)
         assert "latcheck: ok" in out.stdout and "FAIL" not in out.stdout, out.stdout
 
 
@@ -61,8 +59,13 @@ def test_latcheck_fails_without_the_injector(ompi_apps):
 
 @pytest.mark.skipif(not HAVE_MPICH, reason="MPICH not installed")
 def test_latcheck_mpich(mpich_apps):
-    out = inject([*mpich(2), mpich_apps / "latcheck", "--delta-us", "50", "--eager", "16384",
-                  "--rounds", "1"], "--delta-L", "50us", "--eager-limit", "16384")
+    out = inject(
+        [*mpich(2), mpich_apps / "latcheck", "--delta-us", "50", "--eager", "16384", "--rounds", "1"],
+        "--delta-L",
+        "50us",
+        "--eager-limit",
+        "16384",
+    )
     assert "latcheck: ok" in out.stdout, out.stdout + out.stderr
 
 
@@ -79,8 +82,21 @@ def _growth(opts, preload=True):
     mpi = [OMPI_RUN, *(["--allow-run-as-root"] if os.geteuid() == 0 else []), "-np", "2"]
     launch = ij.Launch.resolve(mpi)
     prog = launch.build(ij.CALIB_PROGRAM)
-    argv = mpi + [str(prog), "--what", "selfcheck", "--sizes", "8,8192", "--deltas", "0,50",
-                  "--batches", "7", "--iters", "10", "--preposted", "1"]
+    argv = mpi + [
+        str(prog),
+        "--what",
+        "selfcheck",
+        "--sizes",
+        "8,8192",
+        "--deltas",
+        "0,50",
+        "--batches",
+        "7",
+        "--iters",
+        "10",
+        "--preposted",
+        "1",
+    ]
     if preload:
         out = ij.run_injected(launch, opts, argv=argv, timeout=120).stdout
     else:
@@ -126,20 +142,24 @@ def test_pingpong_self_check_fails_without_the_injector(ompi_apps):
 
 
 def test_inject_json_report(ompi_apps):
-    out = inject([*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"],
-                 "--delta-L", "10us", "--json")
-    s = json.loads(out.stdout[out.stdout.index("{"):])
+    out = inject(
+        [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"], "--delta-L", "10us", "--json"
+    )
+    s = json.loads(out.stdout[out.stdout.index("{") :])
     assert s["ranks"] == 2 and s["delta_L_ns"] == 10000
     assert s["runtime_ns"] == max(s["rank_span_ns"]) > 0
     assert s["messages"] > 0 and s["collectives"] > 0 and s["collectives_passed_through"] == 0
     assert "runtime" in out.stderr
 
 
-@pytest.mark.parametrize("opts,where", [
-    (["--delta-L", "fast"], "--delta-L"),
-    (["--delta-L", "5us", "--eager-limit", "3 apples"], "--eager-limit"),
-    (["--delta-L", "5us", "--machine", "/nonexistent.toml"], "/nonexistent.toml"),
-])
+@pytest.mark.parametrize(
+    "opts,where",
+    [
+        (["--delta-L", "fast"], "--delta-L"),
+        (["--delta-L", "5us", "--eager-limit", "3 apples"], "--eager-limit"),
+        (["--delta-L", "5us", "--machine", "/nonexistent.toml"], "/nonexistent.toml"),
+    ],
+)
 def test_inject_bad_input(ompi_apps, opts, where):
     out = inject([*ompi(2), ompi_apps / "halo2d"], *opts, check=False)
     assert out.returncode == 2

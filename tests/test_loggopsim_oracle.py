@@ -3,6 +3,7 @@ annotations, 0-byte and rendezvous messages, g, G, O). LogGOPSim is not bundled:
 LATITUDE_LOGGOPSIM to a LogGOPSim binary (it reads the binary schedules tests/goal2bin.py
 writes) to run this test; LATITUDE_LOGGOPSIM_CASES sets the number of programs (default 100).
 """
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,8 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 import latitude
+import pytest
 from latitude.params import Params
 from latitude.simulation import SimOptions, simulate
 
@@ -49,14 +49,26 @@ def test_random_programs_match_loggopsim(tmp_path):
     rng = random.Random(1)
     cases = int(os.environ.get("LATITUDE_LOGGOPSIM_CASES", "100"))
     for k in range(cases):
-        spec = dict(ranks=rng.randrange(2, 24), rounds=rng.randrange(1, 16), seed=k, max_calc=rng.choice([0, 10, 5000]),
-                    p_nonblocking=rng.random(), p_extra_edge=rng.random() * 0.5)
+        spec = dict(
+            ranks=rng.randrange(2, 24),
+            rounds=rng.randrange(1, 16),
+            seed=k,
+            max_calc=rng.choice([0, 10, 5000]),
+            p_nonblocking=rng.random(),
+            p_extra_edge=rng.random() * 0.5,
+        )
         raw, goal, binary = (str(tmp_path / n) for n in ("r.goal", "a.goal", "a.bin"))
         latitude.Graph.random(**spec).write_goal(raw)
         annotate(raw, goal, rng, rng.choice([0, 0, 0.3]))
         subprocess.run([sys.executable, os.path.join(HERE, "goal2bin.py"), goal, binary], check=True)
-        th = [rng.choice([0, 500, 3000]), rng.choice([0, 7, 1500]), rng.choice([0, 400, 9000]),
-              rng.choice([0, 1, 3]), rng.choice([0, 2]), rng.choice([0, 1024, 65535, 10**9])]
+        th = [
+            rng.choice([0, 500, 3000]),
+            rng.choice([0, 7, 1500]),
+            rng.choice([0, 400, 9000]),
+            rng.choice([0, 1, 3]),
+            rng.choice([0, 2]),
+            rng.choice([0, 1024, 65535, 10**9]),
+        ]
         want = loggopsim(binary, th)
         g = latitude.load(goal)
         params = Params(L=th[0], o=th[1], g=th[2], G=th[3], O=th[4], S=th[5])

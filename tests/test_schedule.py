@@ -1,12 +1,12 @@
 """`latitude schedule` end to end: the liballprof fixture, GOAL round trip, JSON, traces as
 input of predict, collective selection."""
+
 from __future__ import annotations
 
 import json
 import os
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 FIXTURE = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures", "liballprof-bcast"))
@@ -21,7 +21,9 @@ def test_fixture_summary_and_goal(tmp_path):
     out = tmp_path / "bcast.goal"
     proc = run_cli("schedule", FIXTURE, "-o", out)
     line = proc.stdout.strip()
-    assert line.startswith("4 ranks, 28 calls → 74 ops, 15 messages (180 B); collectives (calls on all ranks): bcast/binomial 20")
+    assert line.startswith(
+        "4 ranks, 28 calls → 74 ops, 15 messages (180 B); collectives (calls on all ranks): bcast/binomial 20"
+    )
     assert line.endswith(f"wrote {out}")
     text = out.read_text()
     assert text.startswith("num_ranks 4\n")
@@ -98,12 +100,14 @@ def test_a_trace_timed_by_the_model_is_predicted_exactly(tmp_path):
         "MPI_Init:-:1:2:0\n"
         f"MPI_Send:100:9:1:1,8,8:1:0:{w.format(0)}:100\n"
         f"MPI_Recv:150:9:1:1,8,8:1:0:{w.format(0)}:0:302\n"
-        "MPI_Finalize:312:-\n")
+        "MPI_Finalize:312:-\n"
+    )
     (tmp_path / "t-1.txt").write_text(
         "MPI_Init:-:1:2:0\n"
         f"MPI_Recv:30:9:1:1,8,8:0:0:{w.format(1)}:0:101\n"
         f"MPI_Send:301:9:1:1,8,8:0:0:{w.format(1)}:301\n"
-        "MPI_Finalize:301:-\n")
+        "MPI_Finalize:301:-\n"
+    )
     out = json.loads(run_cli("predict", tmp_path, "-L", "1us", "-o", "0", "-G", "0", "--json").stdout)
     assert out["runtime_ns"] == 312_000.0
     assert out["lambda"]["L"] == 2

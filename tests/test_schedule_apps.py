@@ -5,6 +5,7 @@ Every app's trace must convert and price; for compute-dominated runs the predict
 L, o, G fitted to apps/pingpong on this machine, must be within 10 % of the traced run's
 own runtime (MPI_Init to MPI_Finalize, the window the graph covers).
 """
+
 from __future__ import annotations
 
 import glob
@@ -15,7 +16,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import ROOT, cli_env, run_cli
 
 APPS = os.path.join(ROOT, "apps")
@@ -50,10 +50,12 @@ def _trace(tmp, bin_dir, name, ranks, args):
 
 def _idle_fraction(seconds: float = 2.0) -> float:
     """Share of CPU time idle over `seconds` (from /proc/stat; 1.0 where unavailable)."""
+
     def sample():
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:]]
         return sum(v), v[3] + (v[4] if len(v) > 4 else 0)
+
     try:
         t1, i1 = sample()
         time.sleep(seconds)
@@ -93,10 +95,17 @@ def machine(bin_dir):
     over the rendezvous sizes (least squares), S = Open MPI's shared-memory eager limit."""
     sizes = [8, 4096, 16384, 65536, 131072, 262144]
     _wait_until_idle()
-    out = subprocess.run([*MPI, "2", bin_dir / "pingpong", "--sizes", ",".join(map(str, sizes)), "--iters", "200"],
-                         capture_output=True, text=True, check=True, env=cli_env()).stdout
-    t = {int(s): float(h) * 1e3 for s, _, h in (line.split(",") for line in out.splitlines()
-                                                  if line[:1].isdigit() and line.count(",") == 2)}
+    out = subprocess.run(
+        [*MPI, "2", bin_dir / "pingpong", "--sizes", ",".join(map(str, sizes)), "--iters", "200"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=cli_env(),
+    ).stdout
+    t = {
+        int(s): float(h) * 1e3
+        for s, _, h in (line.split(",") for line in out.splitlines() if line[:1].isdigit() and line.count(",") == 2)
+    }
     big = [s for s in sizes if s > 4096]
     mx, my = sum(big) / len(big), sum(t[s] for s in big) / len(big)
     g = sum((s - mx) * (t[s] - my) for s in big) / sum((s - mx) ** 2 for s in big)
@@ -108,17 +117,41 @@ def test_callmix_every_call_converts(tmp_path, bin_dir):
     stats = json.loads(run_cli("schedule", d, "--json").stdout)
     assert stats["extended"] and stats["unresolved_wildcards"] == 0
     kinds = {k.split()[0] for k in stats["collectives"]}
-    assert kinds >= {"barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv", "allgather",
-                     "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "scan", "exscan"}
-    assert set(stats["unmodelled"]) <= {"MPI_Comm_dup", "MPI_Comm_idup", "MPI_Comm_split", "MPI_Cart_create", "MPI_Cart_sub"}
+    assert kinds >= {
+        "barrier",
+        "bcast",
+        "reduce",
+        "allreduce",
+        "gather",
+        "gatherv",
+        "scatter",
+        "scatterv",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "reduce_scatter",
+        "scan",
+        "exscan",
+    }
+    assert set(stats["unmodelled"]) <= {
+        "MPI_Comm_dup",
+        "MPI_Comm_idup",
+        "MPI_Comm_split",
+        "MPI_Cart_create",
+        "MPI_Cart_sub",
+    }
     out = json.loads(run_cli("predict", d, "--json").stdout)
     assert out["runtime_ns"] > 0
 
 
-@pytest.mark.parametrize("name, ranks, args", [
-    ("halo2d", 2, ["--nx", "2048", "--ny", "2048", "--iters", "40"]),
-    ("sweep3d", 2, ["--nx", "64", "--ny", "64", "--nz", "128", "--angles", "24"]),
-])
+@pytest.mark.parametrize(
+    "name, ranks, args",
+    [
+        ("halo2d", 2, ["--nx", "2048", "--ny", "2048", "--iters", "40"]),
+        ("sweep3d", 2, ["--nx", "64", "--ny", "64", "--nz", "128", "--angles", "24"]),
+    ],
+)
 def test_compute_dominated_runs_are_predicted_within_10_percent(tmp_path, bin_dir, machine, name, ranks, args):
     # This machine is shared: a rank descheduled inside an MPI call stretches the measured
     # run in a way no trace-based model can see. Each attempt waits (bounded) for idle cores;
@@ -140,12 +173,15 @@ def test_compute_dominated_runs_are_predicted_within_10_percent(tmp_path, bin_di
     pytest.fail(f"{name}: prediction errors {', '.join(f'{100 * e:+.1f} %' for e in errors)} (none within 10 %)")
 
 
-@pytest.mark.parametrize("name, ranks, args", [
-    ("pingpong", 2, ["--sizes", "8,65536", "--iters", "20"]),
-    ("alltoall", 4, []),
-    ("persistent", 2, []),
-    ("subcomm", 4, []),
-])
+@pytest.mark.parametrize(
+    "name, ranks, args",
+    [
+        ("pingpong", 2, ["--sizes", "8,65536", "--iters", "20"]),
+        ("alltoall", 4, []),
+        ("persistent", 2, []),
+        ("subcomm", 4, []),
+    ],
+)
 def test_other_motif_apps_schedule_and_predict(tmp_path, bin_dir, name, ranks, args):
     d = _trace(tmp_path, bin_dir, name, ranks, args)
     stats = json.loads(run_cli("schedule", d, "--json").stdout)

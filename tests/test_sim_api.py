@@ -1,37 +1,51 @@
 """The simulator from Python: noise spec parsing and the API (no subprocess)."""
+
 from __future__ import annotations
 
 import os
 
+import latitude
 import numpy as np
 import pytest
 from conftest import EXAMPLES
-
-import latitude
 from latitude.errors import InputError
 from latitude.noise import parse_all, parse_noise
 from latitude.params import Params
 from latitude.simulation import SimOptions
 
 
-@pytest.mark.parametrize("spec,want", [
-    ("calc:gaussian:sigma=5%", {"target": "calc", "dist": "gaussian", "sigma": 0.05, "relative": True}),
-    ("calc:gaussian:sigma=200ns", {"target": "calc", "dist": "gaussian", "sigma": 200.0, "relative": False}),
-    ("latency:lognormal:sigma=0.2", {"target": "latency", "dist": "lognormal", "sigma": 0.2}),
-    ("calc:uniform:0:2us", {"target": "calc", "dist": "uniform", "lo": 0.0, "hi": 2000.0}),
-    ("os:period=1ms,duration=20us", {"target": "os", "period": 1e6, "duration": 2e4, "synchronized": False}),
-    ("os:period=1ms,duration=20us,sync", {"target": "os", "period": 1e6, "duration": 2e4, "synchronized": True}),
-    ("trace:/tmp/n.txt", {"target": "trace", "path": "/tmp/n.txt", "cosched": False}),
-])
+@pytest.mark.parametrize(
+    "spec,want",
+    [
+        ("calc:gaussian:sigma=5%", {"target": "calc", "dist": "gaussian", "sigma": 0.05, "relative": True}),
+        ("calc:gaussian:sigma=200ns", {"target": "calc", "dist": "gaussian", "sigma": 200.0, "relative": False}),
+        ("latency:lognormal:sigma=0.2", {"target": "latency", "dist": "lognormal", "sigma": 0.2}),
+        ("calc:uniform:0:2us", {"target": "calc", "dist": "uniform", "lo": 0.0, "hi": 2000.0}),
+        ("os:period=1ms,duration=20us", {"target": "os", "period": 1e6, "duration": 2e4, "synchronized": False}),
+        ("os:period=1ms,duration=20us,sync", {"target": "os", "period": 1e6, "duration": 2e4, "synchronized": True}),
+        ("trace:/tmp/n.txt", {"target": "trace", "path": "/tmp/n.txt", "cosched": False}),
+    ],
+)
 def test_noise_specs_parse(spec, want):
     assert parse_noise(spec) == want
 
 
-@pytest.mark.parametrize("spec", [
-    "cpu:gaussian:sigma=1", "calc:normal:sigma=1", "calc:gaussian", "calc:gaussian:sigma=-5%",
-    "calc:lognormal:sigma=5%", "calc:uniform:1us", "os:period=1ms", "os:period=1us,duration=1us",
-    "os:period=1ms,duration=1us,every=2", "trace:", "latency:gaussian:width=3",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "cpu:gaussian:sigma=1",
+        "calc:normal:sigma=1",
+        "calc:gaussian",
+        "calc:gaussian:sigma=-5%",
+        "calc:lognormal:sigma=5%",
+        "calc:uniform:1us",
+        "os:period=1ms",
+        "os:period=1us,duration=1us",
+        "os:period=1ms,duration=1us,every=2",
+        "trace:",
+        "latency:gaussian:width=3",
+    ],
+)
 def test_bad_noise_specs_are_input_errors(spec):
     with pytest.raises(InputError) as err:
         parse_noise(spec)

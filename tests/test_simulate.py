@@ -1,5 +1,6 @@
 """`latitude simulate` end to end: agreement with `predict`, LogGOPSim compatibility, noise,
 Monte Carlo outputs, timelines (checked against the trace-event rules) and bad input."""
+
 from __future__ import annotations
 
 import json
@@ -83,8 +84,12 @@ def test_loggopsim_compat_rejects_fractional_parameters():
 
 
 def test_wildcard_graph_runs_only_in_the_simulator(tmp_path):
-    path = write(tmp_path, "any.goal", "num_ranks 3\nrank 0 {\nl1: recv 8b from -1 tag -1\nl2: recv 8b from -1 tag -1\n}\n"
-                                        "rank 1 {\nl1: send 8b to 0 tag 4\n}\nrank 2 {\nl1: calc 5000\nl2: send 8b to 0 tag 9\nl2 requires l1\n}\n")
+    path = write(
+        tmp_path,
+        "any.goal",
+        "num_ranks 3\nrank 0 {\nl1: recv 8b from -1 tag -1\nl2: recv 8b from -1 tag -1\n}\n"
+        "rank 1 {\nl1: send 8b to 0 tag 4\n}\nrank 2 {\nl1: calc 5000\nl2: send 8b to 0 tag 9\nl2 requires l1\n}\n",
+    )
     out = sim_json(path, "-L", "1us", "-o", "100ns", "-G", "0")
     # rank 0's receives complete at 1.1 + 0.1 µs and 5 + 0.1 + 1 + 0.1 µs
     assert out["rank_end_ns"] == [6200.0, 100.0, 5100.0]
@@ -172,28 +177,33 @@ def test_timeline_of_a_nonblocking_program_is_valid(tmp_path):
 
 
 def test_trace_rules_catch_violations():
-    bad = {"traceEvents": [
-        {"ph": "X", "name": "a", "ts": 0, "dur": 2, "pid": 0, "tid": 0},
-        {"ph": "X", "name": "b", "ts": 1, "dur": 2, "pid": 0, "tid": 0},
-        {"ph": "s", "name": "m", "cat": "msg", "id": 1, "ts": 5, "pid": 0, "tid": 0},
-        {"ph": "f", "name": "m", "cat": "msg", "id": 1, "ts": 0.5, "pid": 0, "tid": 0},
-        {"ph": "b", "name": "w", "cat": "wait", "id": "0x1", "ts": 3, "pid": 0, "tid": 0},
-    ]}
+    bad = {
+        "traceEvents": [
+            {"ph": "X", "name": "a", "ts": 0, "dur": 2, "pid": 0, "tid": 0},
+            {"ph": "X", "name": "b", "ts": 1, "dur": 2, "pid": 0, "tid": 0},
+            {"ph": "s", "name": "m", "cat": "msg", "id": 1, "ts": 5, "pid": 0, "tid": 0},
+            {"ph": "f", "name": "m", "cat": "msg", "id": 1, "ts": 0.5, "pid": 0, "tid": 0},
+            {"ph": "b", "name": "w", "cat": "wait", "id": "0x1", "ts": 3, "pid": 0, "tid": 0},
+        ]
+    }
     errs = "\n".join(check_trace(bad))
     for what in ("without nesting", "bp", "ends before it starts", "not inside a slice", "async"):
         assert what in errs
 
 
-@pytest.mark.parametrize("args,where", [
-    (("--noise", "calc:gauss:sigma=1"), "--noise"),
-    (("--noise", "os:period=1us,duration=2us"), "--noise"),
-    (("--noise", "calc:uniform:2us:1us"), "--noise"),
-    (("--hist", "x.png"), "--hist"),
-    (("--samples", "0"), "--samples"),
-    (("--timeline", "out.txt"), "--timeline"),
-    (("--timeline", "t.json", "--timeline-max-events", "3"), "--timeline"),
-    (("--loggopsim-compat", "--rendezvous", "handshake", "-G", "0"), "--rendezvous"),
-])
+@pytest.mark.parametrize(
+    "args,where",
+    [
+        (("--noise", "calc:gauss:sigma=1"), "--noise"),
+        (("--noise", "os:period=1us,duration=2us"), "--noise"),
+        (("--noise", "calc:uniform:2us:1us"), "--noise"),
+        (("--hist", "x.png"), "--hist"),
+        (("--samples", "0"), "--samples"),
+        (("--timeline", "out.txt"), "--timeline"),
+        (("--timeline", "t.json", "--timeline-max-events", "3"), "--timeline"),
+        (("--loggopsim-compat", "--rendezvous", "handshake", "-G", "0"), "--rendezvous"),
+    ],
+)
 def test_bad_options_give_one_line_errors(args, where, tmp_path):
     p = run_cli("simulate", FIG4B, *args, check=False, cwd=tmp_path)
     assert p.returncode == 2, p.stderr
@@ -212,7 +222,9 @@ def test_bad_noise_trace_names_file_and_line(tmp_path):
 
 
 def test_stalled_simulation_names_the_operation(tmp_path):
-    path = write(tmp_path, "dead.goal", "num_ranks 2\nrank 0 {\nl1: recv 8b from -1 tag 7\n}\nrank 1 {\nl1: calc 10\n}\n")
+    path = write(
+        tmp_path, "dead.goal", "num_ranks 2\nrank 0 {\nl1: recv 8b from -1 tag 7\n}\nrank 1 {\nl1: calc 10\n}\n"
+    )
     p = run_cli("simulate", path, check=False)
     assert p.returncode == 2
     assert p.stderr.startswith(f"latitude: {path}:3: rank 0 recv #0")

@@ -1,18 +1,16 @@
 """Every motif app traced with Open MPI: the trace passes the format checker, its call counts
 equal what the app reports it did, and the app prints the same results with and without the
 tracer."""
+
 from __future__ import annotations
 
 import pytest
-
-from tracetools import (assert_counts_match, deterministic, ompi, ompi_apps, run, trace,  # noqa: F401
-                        tracer_cache)
+from tracetools import assert_counts_match, deterministic, ompi, run, trace
 
 CASES = [
     ("pingpong", 2, ["--sizes", "0,8,1024,65536", "--iters", "50"]),
     ("halo2d", 4, ["--nx", "128", "--ny", "128", "--iters", "30", "--mode", "nonblocking"]),
-    ("halo2d", 4, ["--nx", "128", "--ny", "128", "--iters", "30", "--mode", "blocking",
-                   "--allreduce-every", "3"]),
+    ("halo2d", 4, ["--nx", "128", "--ny", "128", "--iters", "30", "--mode", "blocking", "--allreduce-every", "3"]),
     ("sweep3d", 4, ["--nx", "16", "--ny", "16", "--nz", "16", "--kba", "4", "--angles", "3"]),
     ("alltoall", 4, ["--n", "128", "--iters", "3"]),
     ("alltoall", 4, ["--n", "128", "--iters", "3", "--variant", "alltoallv"]),
@@ -38,8 +36,7 @@ def test_app_traced(ompi_apps, tmp_path, app, np, args):
 
 
 def test_help_of_every_app(ompi_apps):
-    for app in ("pingpong", "halo2d", "sweep3d", "alltoall", "persistent", "subcomm", "callmix",
-                "faults"):
+    for app in ("pingpong", "halo2d", "sweep3d", "alltoall", "persistent", "subcomm", "callmix", "faults"):
         out = run([ompi_apps / app, "--help"]).stdout
         assert out.startswith("usage: " + app) and "--report-calls" in out
 

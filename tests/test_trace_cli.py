@@ -1,6 +1,7 @@
 """`latitude trace` plumbing (launcher detection, preload options, file naming, repair) and
 the format checker itself: it must reject broken traces, and our traces must keep the field
 positions that Schedgen-style liballprof readers index."""
+
 from __future__ import annotations
 
 import re
@@ -8,11 +9,9 @@ import shutil
 import sys
 
 import pytest
-
 import tracecheck
 from latitude import tracer
-from tracetools import (HAVE_MPICH, HAVE_OMPI, ompi, ompi_apps, run, trace,  # noqa: F401
-                        tracer_cache)
+from tracetools import HAVE_MPICH, HAVE_OMPI, ompi, run, trace
 
 LIB = "/cache/liblatitude_trace.so"
 ENV = {"LD_PRELOAD": LIB, "LATITUDE_TRACE_PREFIX": "/out/pmpi-trace-rank-"}
@@ -20,13 +19,26 @@ ENV = {"LD_PRELOAD": LIB, "LATITUDE_TRACE_PREFIX": "/out/pmpi-trace-rank-"}
 
 def test_launch_command_per_launcher():
     cmd, _ = tracer.launch_command(["mpirun", "-np", "4", "./a"], "openmpi", ENV)
-    assert cmd == ["mpirun", "-x", f"LD_PRELOAD={LIB}", "-x",
-                   "LATITUDE_TRACE_PREFIX=/out/pmpi-trace-rank-", "-np", "4", "./a"]
+    assert cmd == [
+        "mpirun",
+        "-x",
+        f"LD_PRELOAD={LIB}",
+        "-x",
+        "LATITUDE_TRACE_PREFIX=/out/pmpi-trace-rank-",
+        "-np",
+        "4",
+        "./a",
+    ]
     cmd, _ = tracer.launch_command(["mpiexec", "-n", "2", "./a"], "mpich", ENV)
     assert cmd[:4] == ["mpiexec", "-genv", "LD_PRELOAD", LIB] and cmd[-3:] == ["-n", "2", "./a"]
     cmd, _ = tracer.launch_command(["srun", "-n", "2", "./a"], "srun", ENV)
-    assert cmd == ["srun", f"--export=ALL,LD_PRELOAD={LIB},"
-                   "LATITUDE_TRACE_PREFIX=/out/pmpi-trace-rank-", "-n", "2", "./a"]
+    assert cmd == [
+        "srun",
+        f"--export=ALL,LD_PRELOAD={LIB},LATITUDE_TRACE_PREFIX=/out/pmpi-trace-rank-",
+        "-n",
+        "2",
+        "./a",
+    ]
     cmd, env = tracer.launch_command(["./a", "x"], "unknown", ENV)
     assert cmd == ["./a", "x"] and env["LD_PRELOAD"] == LIB
 
@@ -48,20 +60,50 @@ def test_family_detection():
 
 @pytest.mark.skipif(not HAVE_OMPI, reason="needs Open MPI")
 def test_print_command_and_mismatch(tmp_path, tracer_cache):
-    out = run([sys.executable, "-m", "latitude", "trace", "--print-command", "-o", tmp_path,
-               "--", "mpirun", "-np", "4", "./app"]).stdout
-    assert re.match(r"mpirun -x LD_PRELOAD=\S+/liblatitude_trace\.so -x "
-                    rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -np 4 \./app$", out)
+    out = run(
+        [
+            sys.executable,
+            "-m",
+            "latitude",
+            "trace",
+            "--print-command",
+            "-o",
+            tmp_path,
+            "--",
+            "mpirun",
+            "-np",
+            "4",
+            "./app",
+        ]
+    ).stdout
+    assert re.match(
+        r"mpirun -x LD_PRELOAD=\S+/liblatitude_trace\.so -x "
+        rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -np 4 \./app$",
+        out,
+    )
     if HAVE_MPICH:
-        bad = run([sys.executable, "-m", "latitude", "trace", "--mpicc", "mpicc.openmpi", "--",
-                   "mpiexec.mpich", "-np", "2", "./app"], check=False)
+        bad = run(
+            [
+                sys.executable,
+                "-m",
+                "latitude",
+                "trace",
+                "--mpicc",
+                "mpicc.openmpi",
+                "--",
+                "mpiexec.mpich",
+                "-np",
+                "2",
+                "./app",
+            ],
+            check=False,
+        )
         assert bad.returncode == 2 and "--mpicc" in bad.stderr
 
 
 def test_padded_names_and_stale_files(ompi_apps, tmp_path):
     (tmp_path / "pmpi-trace-rank-7.txt").write_text("stale")
-    trace(tmp_path, [*ompi(10), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"],
-          opts=("--padded",))
+    trace(tmp_path, [*ompi(10), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], opts=("--padded",))
     names = sorted(p.name for p in tmp_path.glob("*.txt"))
     assert names == [f"pmpi-trace-rank-{r:02d}.txt" for r in range(10)]
     _, errors = tracecheck.check([str(tmp_path)])
@@ -162,7 +204,6 @@ def test_schedgen_field_indices(ompi_apps, tmp_path):
                 else:
                     assert re.fullmatch(r"-?\d+", value), (line, what)
             if name != "MPI_Finalize":
-                assert len(fields) - 1 == max(SCHEDGEN_INDICES[name].values()) or \
-                    name in ("MPI_Init",), line
+                assert len(fields) - 1 == max(SCHEDGEN_INDICES[name].values()) or name in ("MPI_Init",), line
             seen.add(name)
     assert seen == set(SCHEDGEN_INDICES)

@@ -1,6 +1,7 @@
 """Runs that end badly still leave complete, parseable trace files: MPI_Abort mid-run,
 SIGTERM (sent by the process itself or by whoever kills the launcher), and exit without
 MPI_Finalize. Every file must pass the format checker and say how it ended."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,8 @@ import sys
 import time
 
 import pytest
-
 import tracecheck
-from tracetools import env, ompi, ompi_apps, trace, tracer_cache  # noqa: F401
+from tracetools import env, ompi, trace
 
 
 def endings(outdir):
@@ -22,8 +22,9 @@ def endings(outdir):
 
 
 def test_abort_mid_run(ompi_apps, tmp_path):
-    proc = trace(tmp_path, [*ompi(3), ompi_apps / "faults", "--mode", "abort", "--after", "4",
-                            "--rank", "1"], check=False)
+    proc = trace(
+        tmp_path, [*ompi(3), ompi_apps / "faults", "--mode", "abort", "--after", "4", "--rank", "1"], check=False
+    )
     assert proc.returncode != 0
     ends = endings(tmp_path)
     assert sorted(ends) == [0, 1, 2]
@@ -38,8 +39,22 @@ def test_abort_mid_run(ompi_apps, tmp_path):
 @pytest.mark.parametrize("mmap", ["1", "0"])
 def test_sigterm_from_the_process(ompi_apps, tmp_path, monkeypatch, mmap):
     monkeypatch.setenv("LATITUDE_TRACE_MMAP", mmap)
-    proc = trace(tmp_path, [*ompi(2), "-x", "LATITUDE_TRACE_MMAP", ompi_apps / "faults",
-                            "--mode", "sigterm", "--after", "3", "--rank", "0"], check=False)
+    proc = trace(
+        tmp_path,
+        [
+            *ompi(2),
+            "-x",
+            "LATITUDE_TRACE_MMAP",
+            ompi_apps / "faults",
+            "--mode",
+            "sigterm",
+            "--after",
+            "3",
+            "--rank",
+            "0",
+        ],
+        check=False,
+    )
     assert proc.returncode != 0
     ends = endings(tmp_path)
     assert ends[0][0] == f"signal {int(signal.SIGTERM)}"
@@ -48,10 +63,24 @@ def test_sigterm_from_the_process(ompi_apps, tmp_path, monkeypatch, mmap):
 
 def test_sigterm_to_the_launcher(ompi_apps, tmp_path):
     """The way a batch system ends a job: SIGTERM to mpirun, which forwards it to the ranks."""
-    cmd = [sys.executable, "-m", "latitude", "trace", "-o", str(tmp_path), "--",
-           *map(str, ompi(2)), str(ompi_apps / "faults"), "--mode", "hang", "--after", "2"]
-    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "latitude",
+        "trace",
+        "-o",
+        str(tmp_path),
+        "--",
+        *map(str, ompi(2)),
+        str(ompi_apps / "faults"),
+        "--mode",
+        "hang",
+        "--after",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline and len(list(tmp_path.glob("*.txt"))) < 2:
@@ -74,8 +103,7 @@ def test_sigterm_to_the_launcher(ompi_apps, tmp_path):
 
 
 def test_exit_without_finalize(ompi_apps, tmp_path):
-    trace(tmp_path, [*ompi(2), ompi_apps / "faults", "--mode", "exit", "--after", "2"],
-          check=False)
+    trace(tmp_path, [*ompi(2), ompi_apps / "faults", "--mode", "exit", "--after", "2"], check=False)
     ends = endings(tmp_path)
     assert [e for e, _ in ends.values()] == ["exit-without-finalize"] * 2
     assert all(c["MPI_Allreduce"] == 2 and c["MPI_Finalize"] == 0 for _, c in ends.values())
@@ -86,10 +114,25 @@ def test_small_buffer_many_flushes(ompi_apps, tmp_path, monkeypatch, mmap):
     """A 64 KiB buffer forces hundreds of flushes (window moves with the mapped file, writes
     with the heap buffer); the file must still be exact."""
     monkeypatch.setenv("LATITUDE_TRACE_MMAP", mmap)
-    proc = trace(tmp_path, [*ompi(2), "-x", "LATITUDE_TRACE_MMAP", ompi_apps / "halo2d",
-                            "--nx", "64", "--ny", "64", "--iters", "400", "--report-calls"],
-                 opts=("--buffer", "64KiB"))
+    proc = trace(
+        tmp_path,
+        [
+            *ompi(2),
+            "-x",
+            "LATITUDE_TRACE_MMAP",
+            ompi_apps / "halo2d",
+            "--nx",
+            "64",
+            "--ny",
+            "64",
+            "--iters",
+            "400",
+            "--report-calls",
+        ],
+        opts=("--buffer", "64KiB"),
+    )
     from tracetools import assert_counts_match
+
     assert_counts_match(tmp_path, proc.stdout, 2)
     assert all(f.stat().st_size > 4 * 65536 for f in tmp_path.glob("*.txt"))
 
@@ -97,8 +140,7 @@ def test_small_buffer_many_flushes(ompi_apps, tmp_path, monkeypatch, mmap):
 def _child_named(pid: int, names: tuple) -> int | None:
     """A descendant process of pid whose command name starts with one of `names`."""
     for _ in range(50):
-        out = subprocess.run(["ps", "-eo", "pid=,ppid=,comm="], capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(["ps", "-eo", "pid=,ppid=,comm="], capture_output=True, text=True).stdout
         procs = [line.split(None, 2) for line in out.splitlines()]
         kids, frontier = [], {pid}
         while frontier:

@@ -1,14 +1,13 @@
 """The tracer with MPICH (Hydra's mpiexec, int handles, 4-byte requests), skipped when MPICH is
 not installed; and the Fortran bindings with both MPIs."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
-
 import tracecheck
-from tracetools import (assert_counts_match, deterministic, mpich, mpich_apps, ompi,  # noqa: F401
-                        ompi_apps, run, trace, tracer_cache)
+from tracetools import assert_counts_match, deterministic, mpich, ompi, run, trace
 
 MPICH_CASES = [
     ("halo2d", 4, ["--nx", "128", "--ny", "128", "--iters", "20"]),
@@ -33,8 +32,7 @@ def test_mpich_app_traced(mpich_apps, tmp_path, app, np, args):
 def test_mpich_abort(mpich_apps, tmp_path):
     """Hydra kills the other ranks with SIGKILL: their records survive in the mapped file,
     and `latitude trace` closes the file with "#@ end killed"."""
-    trace(tmp_path, [*mpich(2), mpich_apps / "faults", "--mode", "abort", "--after", "3"],
-          check=False)
+    trace(tmp_path, [*mpich(2), mpich_apps / "faults", "--mode", "abort", "--after", "3"], check=False)
     traces, errors = tracecheck.check([str(tmp_path)])
     assert not errors, errors[:10]
     ends = sorted(t.end for t in traces)

@@ -1,6 +1,7 @@
 """latitude validate: the ΔL grid syntax, RRMSE, where the program starts in a launch command,
 input errors, and the CI short version of the study (one app, 3 ΔL points, 2 runs each, a
 loose bound; the full study is bench/validation.py)."""
+
 from __future__ import annotations
 
 import csv
@@ -9,21 +10,23 @@ import json
 import sys
 
 import pytest
-
 from latitude import validate
 from latitude.errors import InputError
-from tracetools import OMPI_RUN, ompi_apps, run, tracer_cache  # noqa: F401
+from tracetools import OMPI_RUN, run
 
 HAVE_SCHEDULE = importlib.util.find_spec("latitude.traces") is not None
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("0:200us:9", [i * 25e3 for i in range(9)]),
-    ("0:100us:3", [0, 50e3, 100e3]),
-    ("10us:20us:2", [10e3, 20e3]),
-    ("0,50us,1ms", [0, 50e3, 1e6]),
-    ("50us,0", [0, 50e3]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("0:200us:9", [i * 25e3 for i in range(9)]),
+        ("0:100us:3", [0, 50e3, 100e3]),
+        ("10us:20us:2", [10e3, 20e3]),
+        ("0,50us,1ms", [0, 50e3, 1e6]),
+        ("50us,0", [0, 50e3]),
+    ],
+)
 def test_grid(text, expected):
     assert validate.parse_grid(text) == pytest.approx(expected)
 
@@ -49,21 +52,44 @@ def test_rrmse():
 
 def test_launcher_part(ompi_apps):
     app = str(ompi_apps / "cg")
-    assert validate.launcher_part([OMPI_RUN, "-np", "2", "-x", "A=1", app, "--n", "64"]) == \
-        [OMPI_RUN, "-np", "2", "-x", "A=1"]
+    assert validate.launcher_part([OMPI_RUN, "-np", "2", "-x", "A=1", app, "--n", "64"]) == [
+        OMPI_RUN,
+        "-np",
+        "2",
+        "-x",
+        "A=1",
+    ]
     with pytest.raises(InputError):
         validate.launcher_part([OMPI_RUN, "-np", "2", "no-such-program"])
 
 
-@pytest.mark.parametrize("opts,where", [
-    (["--delta-L", "0:1:1"], "--delta-L"),
-    (["--reps", "0"], "--reps"),
-    (["--trace", "/nonexistent-dir"], "/nonexistent-dir"),
-    (["--machine", "/nonexistent.toml", "--trace", "."], "/nonexistent.toml"),
-])
+@pytest.mark.parametrize(
+    "opts,where",
+    [
+        (["--delta-L", "0:1:1"], "--delta-L"),
+        (["--reps", "0"], "--reps"),
+        (["--trace", "/nonexistent-dir"], "/nonexistent-dir"),
+        (["--machine", "/nonexistent.toml", "--trace", "."], "/nonexistent.toml"),
+    ],
+)
 def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
-    proc = run([sys.executable, "-m", "latitude", "validate", "-o", tmp_path, *opts, "--",
-                OMPI_RUN, "-np", "2", ompi_apps / "cg"], check=False)
+    proc = run(
+        [
+            sys.executable,
+            "-m",
+            "latitude",
+            "validate",
+            "-o",
+            tmp_path,
+            *opts,
+            "--",
+            OMPI_RUN,
+            "-np",
+            "2",
+            ompi_apps / "cg",
+        ],
+        check=False,
+    )
     assert proc.returncode == 2 and proc.stderr.startswith(f"latitude: {where}"), proc.stderr
     assert proc.stderr.count("\n") == 1
 
@@ -72,12 +98,42 @@ def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
 def test_validate_short(ompi_apps, tmp_path):
     """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
     (the study's bound is 2 % on a quiet machine, docs/validation.md)."""
+
     def study(out):
-        return run([sys.executable, "-m", "latitude", "validate", "--delta-L", "0:100us:3", "--reps", "2",
-                    "--traces", "2", "--calib-repeat", "2",
-                    "--calib-sizes", "8,1KiB,8KiB,64KiB", "-o", out, "--max-rrmse", "15", "--json", "--",
-                    OMPI_RUN, "-np", "2", ompi_apps / "cg", "--n", "256", "--iters", "300"],
-                   timeout=600, check=False)
+        return run(
+            [
+                sys.executable,
+                "-m",
+                "latitude",
+                "validate",
+                "--delta-L",
+                "0:100us:3",
+                "--reps",
+                "2",
+                "--traces",
+                "2",
+                "--calib-repeat",
+                "2",
+                "--calib-sizes",
+                "8,1KiB,8KiB,64KiB",
+                "-o",
+                out,
+                "--max-rrmse",
+                "15",
+                "--json",
+                "--",
+                OMPI_RUN,
+                "-np",
+                "2",
+                ompi_apps / "cg",
+                "--n",
+                "256",
+                "--iters",
+                "300",
+            ],
+            timeout=600,
+            check=False,
+        )
 
     # Other load on a 2-core machine shows up directly in the runs: a miss is measured again
     # once before it counts (exit status 1 = RRMSE over the bound; anything else fails at once).

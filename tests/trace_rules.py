@@ -1,6 +1,7 @@
 """Checks a Chrome trace-event JSON document against the format's rules (the subset
 `latitude simulate --timeline` writes): required fields per phase, µs times, matched async
 and flow pairs, flow binding to an enclosing slice, proper nesting of slices per thread."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -55,7 +56,7 @@ def check_trace(doc) -> list[str]:
                 errs.append(f"{where}: flow event needs cat and id")
                 continue
             if ph == "f" and e.get("bp") != "e":
-                errs.append(f"{where}: flow end must bind to its enclosing slice (bp: \"e\")")
+                errs.append(f'{where}: flow end must bind to its enclosing slice (bp: "e")')
             flows[e["id"]].append((ph, e["ts"], e["pid"], e["tid"], n))
     errs += _check_nesting(slices)
     for key, evs in asyncs.items():

@@ -9,6 +9,7 @@ It stands in for the Rust reader until that exists.
 
     python3 tests/tracecheck.py TRACE_DIR_OR_FILES... [--counts]
 """
+
 from __future__ import annotations
 
 import json
@@ -22,88 +23,236 @@ from pathlib import Path
 # (handle,rank,size), O op, H raw handle, L address + count list (comm-size entries).
 _P2P = "AIDIIC"
 SIGNATURES = {
-    "MPI_Init": "AA", "MPI_Init_thread": "AAIA", "MPI_Finalize": "", "MPI_Abort": "CI",
-    "MPI_Wtime": "", "MPI_Wtick": "", "MPI_Initialized": "A", "MPI_Finalized": "A",
-    "MPI_Query_thread": "A", "MPI_Is_thread_main": "A", "MPI_Get_processor_name": "AA",
-    "MPI_Get_version": "AA", "MPI_Get_library_version": "AA", "MPI_Pcontrol": "I",
-    "MPI_Error_string": "IAA", "MPI_Error_class": "IA", "MPI_Alloc_mem": "IHA",
-    "MPI_Free_mem": "A", "MPI_Get_address": "AA",
-    "MPI_Send": _P2P, "MPI_Ssend": _P2P, "MPI_Bsend": _P2P, "MPI_Rsend": _P2P,
-    "MPI_Recv": _P2P + "A", "MPI_Irecv": _P2P + "A", "MPI_Recv_init": _P2P + "A",
-    "MPI_Sendrecv": "AIDIIAIDIICA", "MPI_Sendrecv_replace": "AIDIIIICA",
-    "MPI_Probe": "IICA", "MPI_Iprobe": "IICAA", "MPI_Get_count": "ADA",
-    "MPI_Get_elements": "ADA", "MPI_Buffer_attach": "AI", "MPI_Buffer_detach": "AA",
+    "MPI_Init": "AA",
+    "MPI_Init_thread": "AAIA",
+    "MPI_Finalize": "",
+    "MPI_Abort": "CI",
+    "MPI_Wtime": "",
+    "MPI_Wtick": "",
+    "MPI_Initialized": "A",
+    "MPI_Finalized": "A",
+    "MPI_Query_thread": "A",
+    "MPI_Is_thread_main": "A",
+    "MPI_Get_processor_name": "AA",
+    "MPI_Get_version": "AA",
+    "MPI_Get_library_version": "AA",
+    "MPI_Pcontrol": "I",
+    "MPI_Error_string": "IAA",
+    "MPI_Error_class": "IA",
+    "MPI_Alloc_mem": "IHA",
+    "MPI_Free_mem": "A",
+    "MPI_Get_address": "AA",
+    "MPI_Send": _P2P,
+    "MPI_Ssend": _P2P,
+    "MPI_Bsend": _P2P,
+    "MPI_Rsend": _P2P,
+    "MPI_Recv": _P2P + "A",
+    "MPI_Irecv": _P2P + "A",
+    "MPI_Recv_init": _P2P + "A",
+    "MPI_Sendrecv": "AIDIIAIDIICA",
+    "MPI_Sendrecv_replace": "AIDIIIICA",
+    "MPI_Probe": "IICA",
+    "MPI_Iprobe": "IICAA",
+    "MPI_Get_count": "ADA",
+    "MPI_Get_elements": "ADA",
+    "MPI_Buffer_attach": "AI",
+    "MPI_Buffer_detach": "AA",
     "MPI_Test_cancelled": "AA",
-    "MPI_Wait": "AA", "MPI_Waitall": "IAA", "MPI_Waitany": "IAAA", "MPI_Waitsome": "IAAAA",
-    "MPI_Test": "AAA", "MPI_Testall": "IAAA", "MPI_Testany": "IAAAA", "MPI_Testsome": "IAAAA",
-    "MPI_Request_get_status": "HAA", "MPI_Start": "A", "MPI_Startall": "IA",
-    "MPI_Request_free": "A", "MPI_Cancel": "A",
-    "MPI_Barrier": "C", "MPI_Bcast": "AIDIC", "MPI_Reduce": "AAIDOIC",
-    "MPI_Allreduce": "AAIDOC", "MPI_Scan": "AAIDOC", "MPI_Exscan": "AAIDOC",
-    "MPI_Reduce_scatter_block": "AAIDOC", "MPI_Reduce_scatter": "AALDOC",
-    "MPI_Gather": "AIDAIDIC", "MPI_Scatter": "AIDAIDIC", "MPI_Allgather": "AIDAIDC",
-    "MPI_Alltoall": "AIDAIDC", "MPI_Gatherv": "AIDALLDIC", "MPI_Scatterv": "ALLDAIDIC",
-    "MPI_Allgatherv": "AIDALLDC", "MPI_Alltoallv": "ALLDALLDC", "MPI_Alltoallw": "ALLAALLAC",
+    "MPI_Wait": "AA",
+    "MPI_Waitall": "IAA",
+    "MPI_Waitany": "IAAA",
+    "MPI_Waitsome": "IAAAA",
+    "MPI_Test": "AAA",
+    "MPI_Testall": "IAAA",
+    "MPI_Testany": "IAAAA",
+    "MPI_Testsome": "IAAAA",
+    "MPI_Request_get_status": "HAA",
+    "MPI_Start": "A",
+    "MPI_Startall": "IA",
+    "MPI_Request_free": "A",
+    "MPI_Cancel": "A",
+    "MPI_Barrier": "C",
+    "MPI_Bcast": "AIDIC",
+    "MPI_Reduce": "AAIDOIC",
+    "MPI_Allreduce": "AAIDOC",
+    "MPI_Scan": "AAIDOC",
+    "MPI_Exscan": "AAIDOC",
+    "MPI_Reduce_scatter_block": "AAIDOC",
+    "MPI_Reduce_scatter": "AALDOC",
+    "MPI_Gather": "AIDAIDIC",
+    "MPI_Scatter": "AIDAIDIC",
+    "MPI_Allgather": "AIDAIDC",
+    "MPI_Alltoall": "AIDAIDC",
+    "MPI_Gatherv": "AIDALLDIC",
+    "MPI_Scatterv": "ALLDAIDIC",
+    "MPI_Allgatherv": "AIDALLDC",
+    "MPI_Alltoallv": "ALLDALLDC",
+    "MPI_Alltoallw": "ALLAALLAC",
     "MPI_Reduce_local": "AAIDO",
-    "MPI_Comm_rank": "CA", "MPI_Comm_size": "CA", "MPI_Comm_dup": "CA",
-    "MPI_Comm_dup_with_info": "CHA", "MPI_Comm_idup": "CAA", "MPI_Comm_split": "CIIA",
-    "MPI_Comm_split_type": "CIIHA", "MPI_Comm_create": "CHA", "MPI_Comm_create_group": "CHIA",
-    "MPI_Intercomm_create": "CICIIA", "MPI_Intercomm_merge": "CIA",
-    "MPI_Cart_create": "CIAAIA", "MPI_Cart_sub": "CAA", "MPI_Graph_create": "CIAAIA",
-    "MPI_Dist_graph_create_adjacent": "CIAAIAAHIA", "MPI_Dist_graph_create": "CIAAAAHIA",
+    "MPI_Comm_rank": "CA",
+    "MPI_Comm_size": "CA",
+    "MPI_Comm_dup": "CA",
+    "MPI_Comm_dup_with_info": "CHA",
+    "MPI_Comm_idup": "CAA",
+    "MPI_Comm_split": "CIIA",
+    "MPI_Comm_split_type": "CIIHA",
+    "MPI_Comm_create": "CHA",
+    "MPI_Comm_create_group": "CHIA",
+    "MPI_Intercomm_create": "CICIIA",
+    "MPI_Intercomm_merge": "CIA",
+    "MPI_Cart_create": "CIAAIA",
+    "MPI_Cart_sub": "CAA",
+    "MPI_Graph_create": "CIAAIA",
+    "MPI_Dist_graph_create_adjacent": "CIAAIAAHIA",
+    "MPI_Dist_graph_create": "CIAAAAHIA",
     "MPI_Comm_free": "A",
-    "MPI_Comm_disconnect": "A", "MPI_Comm_group": "CA", "MPI_Comm_remote_group": "CA",
-    "MPI_Comm_remote_size": "CA", "MPI_Comm_test_inter": "CA", "MPI_Cartdim_get": "CA",
-    "MPI_Topo_test": "CA", "MPI_Comm_get_errhandler": "CA", "MPI_Comm_compare": "CCA",
-    "MPI_Comm_set_errhandler": "CH", "MPI_Comm_set_name": "CA", "MPI_Comm_get_name": "CAA",
-    "MPI_Comm_c2f": "C", "MPI_Comm_f2c": "I", "MPI_Cart_get": "CIAAA", "MPI_Cart_rank": "CAA",
-    "MPI_Cart_coords": "CIIA", "MPI_Cart_shift": "CIIAA", "MPI_Dims_create": "IIA",
-    "MPI_Group_size": "HA", "MPI_Group_rank": "HA", "MPI_Group_incl": "HIAA",
-    "MPI_Group_excl": "HIAA", "MPI_Group_range_incl": "HIAA", "MPI_Group_range_excl": "HIAA",
-    "MPI_Group_union": "HHA", "MPI_Group_intersection": "HHA", "MPI_Group_difference": "HHA",
-    "MPI_Group_compare": "HHA", "MPI_Group_translate_ranks": "HIAHA", "MPI_Group_free": "A",
-    "MPI_Type_contiguous": "IDA", "MPI_Type_vector": "IIIDA", "MPI_Type_create_hvector": "IIIDA",
-    "MPI_Type_indexed": "IAADA", "MPI_Type_create_indexed_block": "IIADA",
-    "MPI_Type_create_hindexed": "IAADA", "MPI_Type_create_struct": "IAAAA",
-    "MPI_Type_create_resized": "DIIA", "MPI_Type_create_subarray": "IAAAIDA",
-    "MPI_Type_dup": "DA", "MPI_Type_commit": "A", "MPI_Type_free": "A", "MPI_Type_size": "DA",
-    "MPI_Type_get_extent": "DAA", "MPI_Pack": "AIDAIAC", "MPI_Unpack": "AIAAIDC",
-    "MPI_Pack_size": "IDCA", "MPI_Op_create": "AIA", "MPI_Op_free": "A",
-    "MPI_File_open": "CAIHA", "MPI_File_close": "A", "MPI_File_delete": "AH",
-    "MPI_File_get_size": "HA", "MPI_File_set_size": "HI", "MPI_File_sync": "H",
-    "MPI_File_seek": "HII", "MPI_File_set_view": "HIDDAH",
+    "MPI_Comm_disconnect": "A",
+    "MPI_Comm_group": "CA",
+    "MPI_Comm_remote_group": "CA",
+    "MPI_Comm_remote_size": "CA",
+    "MPI_Comm_test_inter": "CA",
+    "MPI_Cartdim_get": "CA",
+    "MPI_Topo_test": "CA",
+    "MPI_Comm_get_errhandler": "CA",
+    "MPI_Comm_compare": "CCA",
+    "MPI_Comm_set_errhandler": "CH",
+    "MPI_Comm_set_name": "CA",
+    "MPI_Comm_get_name": "CAA",
+    "MPI_Comm_c2f": "C",
+    "MPI_Comm_f2c": "I",
+    "MPI_Cart_get": "CIAAA",
+    "MPI_Cart_rank": "CAA",
+    "MPI_Cart_coords": "CIIA",
+    "MPI_Cart_shift": "CIIAA",
+    "MPI_Dims_create": "IIA",
+    "MPI_Group_size": "HA",
+    "MPI_Group_rank": "HA",
+    "MPI_Group_incl": "HIAA",
+    "MPI_Group_excl": "HIAA",
+    "MPI_Group_range_incl": "HIAA",
+    "MPI_Group_range_excl": "HIAA",
+    "MPI_Group_union": "HHA",
+    "MPI_Group_intersection": "HHA",
+    "MPI_Group_difference": "HHA",
+    "MPI_Group_compare": "HHA",
+    "MPI_Group_translate_ranks": "HIAHA",
+    "MPI_Group_free": "A",
+    "MPI_Type_contiguous": "IDA",
+    "MPI_Type_vector": "IIIDA",
+    "MPI_Type_create_hvector": "IIIDA",
+    "MPI_Type_indexed": "IAADA",
+    "MPI_Type_create_indexed_block": "IIADA",
+    "MPI_Type_create_hindexed": "IAADA",
+    "MPI_Type_create_struct": "IAAAA",
+    "MPI_Type_create_resized": "DIIA",
+    "MPI_Type_create_subarray": "IAAAIDA",
+    "MPI_Type_dup": "DA",
+    "MPI_Type_commit": "A",
+    "MPI_Type_free": "A",
+    "MPI_Type_size": "DA",
+    "MPI_Type_get_extent": "DAA",
+    "MPI_Pack": "AIDAIAC",
+    "MPI_Unpack": "AIAAIDC",
+    "MPI_Pack_size": "IDCA",
+    "MPI_Op_create": "AIA",
+    "MPI_Op_free": "A",
+    "MPI_File_open": "CAIHA",
+    "MPI_File_close": "A",
+    "MPI_File_delete": "AH",
+    "MPI_File_get_size": "HA",
+    "MPI_File_set_size": "HI",
+    "MPI_File_sync": "H",
+    "MPI_File_seek": "HII",
+    "MPI_File_set_view": "HIDDAH",
 }
-for _blocking in ("Barrier", "Bcast", "Reduce", "Allreduce", "Scan", "Exscan", "Reduce_scatter",
-                  "Reduce_scatter_block", "Gather", "Gatherv", "Scatter", "Scatterv",
-                  "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw"):
+for _blocking in (
+    "Barrier",
+    "Bcast",
+    "Reduce",
+    "Allreduce",
+    "Scan",
+    "Exscan",
+    "Reduce_scatter",
+    "Reduce_scatter_block",
+    "Gather",
+    "Gatherv",
+    "Scatter",
+    "Scatterv",
+    "Allgather",
+    "Allgatherv",
+    "Alltoall",
+    "Alltoallv",
+    "Alltoallw",
+):
     SIGNATURES[f"MPI_I{_blocking[0].lower()}{_blocking[1:]}"] = SIGNATURES[f"MPI_{_blocking}"] + "A"
-for _mode in ("Isend", "Issend", "Ibsend", "Irsend", "Send_init", "Ssend_init", "Bsend_init",
-              "Rsend_init"):
+for _mode in ("Isend", "Issend", "Ibsend", "Irsend", "Send_init", "Ssend_init", "Bsend_init", "Rsend_init"):
     SIGNATURES[f"MPI_{_mode}"] = _P2P + "A"
 for _io in ("read_at", "read_at_all", "write_at", "write_at_all"):
     SIGNATURES[f"MPI_File_{_io}"] = "HIAIDA"
 for _io in ("read", "read_all", "write", "write_all"):
     SIGNATURES[f"MPI_File_{_io}"] = "HAIDA"
 
-NONBLOCKING_COLLS = {n for n in SIGNATURES if re.match(r"MPI_I[a-z]", n) and n not in
-                     ("MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
-                      "MPI_Iprobe", "MPI_Init", "MPI_Init_thread", "MPI_Initialized",
-                      "MPI_Is_thread_main", "MPI_Intercomm_create", "MPI_Intercomm_merge")}
-CREATES_REQUEST = {"MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
-                   "MPI_Comm_idup", "MPI_Send_init", "MPI_Ssend_init", "MPI_Bsend_init",
-                   "MPI_Rsend_init", "MPI_Recv_init"} | NONBLOCKING_COLLS
-PERSISTENT_INIT = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Bsend_init", "MPI_Rsend_init",
-                   "MPI_Recv_init"}
-COMPLETES = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test",
-             "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
-CREATES_COMM = {"MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
-                "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
-                "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Cart_create",
-                "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create_adjacent",
-                "MPI_Dist_graph_create"}
+NONBLOCKING_COLLS = {
+    n
+    for n in SIGNATURES
+    if re.match(r"MPI_I[a-z]", n)
+    and n
+    not in (
+        "MPI_Isend",
+        "MPI_Issend",
+        "MPI_Ibsend",
+        "MPI_Irsend",
+        "MPI_Irecv",
+        "MPI_Iprobe",
+        "MPI_Init",
+        "MPI_Init_thread",
+        "MPI_Initialized",
+        "MPI_Is_thread_main",
+        "MPI_Intercomm_create",
+        "MPI_Intercomm_merge",
+    )
+}
+CREATES_REQUEST = {
+    "MPI_Isend",
+    "MPI_Issend",
+    "MPI_Ibsend",
+    "MPI_Irsend",
+    "MPI_Irecv",
+    "MPI_Comm_idup",
+    "MPI_Send_init",
+    "MPI_Ssend_init",
+    "MPI_Bsend_init",
+    "MPI_Rsend_init",
+    "MPI_Recv_init",
+} | NONBLOCKING_COLLS
+PERSISTENT_INIT = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Recv_init"}
+COMPLETES = {
+    "MPI_Wait",
+    "MPI_Waitall",
+    "MPI_Waitany",
+    "MPI_Waitsome",
+    "MPI_Test",
+    "MPI_Testall",
+    "MPI_Testany",
+    "MPI_Testsome",
+}
+CREATES_COMM = {
+    "MPI_Comm_dup",
+    "MPI_Comm_dup_with_info",
+    "MPI_Comm_split",
+    "MPI_Comm_split_type",
+    "MPI_Comm_create",
+    "MPI_Comm_create_group",
+    "MPI_Intercomm_create",
+    "MPI_Intercomm_merge",
+    "MPI_Cart_create",
+    "MPI_Cart_sub",
+    "MPI_Graph_create",
+    "MPI_Dist_graph_create_adjacent",
+    "MPI_Dist_graph_create",
+}
 # calls whose receive side may use wildcards: (source field index, tag field index)
-WILDCARD_FIELDS = {"MPI_Recv": (3, 4), "MPI_Sendrecv": (8, 9), "MPI_Sendrecv_replace": (5, 6),
-                   "MPI_Probe": (0, 1)}
+WILDCARD_FIELDS = {"MPI_Recv": (3, 4), "MPI_Sendrecv": (8, 9), "MPI_Sendrecv_replace": (5, 6), "MPI_Probe": (0, 1)}
 
 _TIME = r"\d+\.\d{3}"
 _UINT = re.compile(r"\d+$")
@@ -130,7 +279,7 @@ class Record:
     name: str
     tstart: float | None
     tend: float | None
-    fields: list[str]                                   # one entry per logical field
+    fields: list[str]  # one entry per logical field
     ext: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -155,7 +304,7 @@ def _split_fields(sig: str, parts: list[str], where: str, errors: list[str]) -> 
         if i + take > len(parts):
             errors.append(f"{where}: expected {len(sig)} fields ({sig}), line is too short")
             return None
-        value = ":".join(parts[i:i + take])
+        value = ":".join(parts[i : i + take])
         i += take
         if not _field_ok(code, value):
             errors.append(f"{where}: field {len(out) + 1} ({code}) malformed: {value!r}")
@@ -257,8 +406,7 @@ def _parse_call(line: str, where: str, errors: list[str]) -> Record | None:
     fields = _split_fields(SIGNATURES[name], parts[2:-1], where, errors)
     if fields is None:
         return None
-    return Record(0, name, None if start is None else float(start),
-                  None if end is None else float(end), fields)
+    return Record(0, name, None if start is None else float(start), None if end is None else float(end), fields)
 
 
 def _ids(text: str) -> list[int]:
@@ -270,7 +418,7 @@ def _check_extensions(tr: RankTrace) -> None:
 
     Requests are named by the index of the call record that created them."""
     any_source, any_tag = tr.consts.get("any_source"), tr.consts.get("any_tag")
-    active: dict[int, dict] = {}   # creating call index -> {"persistent", "wild", "idup"}
+    active: dict[int, dict] = {}  # creating call index -> {"persistent", "wild", "idup"}
     for index, rec in enumerate(tr.records):
         where = f"{tr.path}:{rec.line}"
         ext: dict[str, list[str]] = {}
@@ -289,16 +437,14 @@ def _check_extensions(tr: RankTrace) -> None:
             wild = False
             if name in ("MPI_Irecv", "MPI_Recv_init"):
                 wild = int(rec.fields[3]) == any_source or int(rec.fields[4]) == any_tag
-            active[index] = {"persistent": name in PERSISTENT_INIT, "wild": wild,
-                             "idup": name == "MPI_Comm_idup"}
+            active[index] = {"persistent": name in PERSISTENT_INIT, "wild": wild, "idup": name == "MPI_Comm_idup"}
         if name in ("MPI_Start", "MPI_Startall") and need("start"):
             started = _ids(ext["start"][0])
             for call in started:
                 if not active.get(call, {}).get("persistent"):
                     tr.errors.append(f"{where}: {name} of call {call}, not a persistent request")
             if name == "MPI_Startall" and len(started) != int(rec.fields[0]):
-                tr.errors.append(f"{where}: MPI_Startall names {len(started)} requests, "
-                                 f"count is {rec.fields[0]}")
+                tr.errors.append(f"{where}: MPI_Startall names {len(started)} requests, count is {rec.fields[0]}")
         if name == "MPI_Request_free" and need("free"):
             for call in _ids(ext["free"][0]):
                 if active.pop(call, None) is None:
@@ -323,8 +469,7 @@ def _check_extensions(tr: RankTrace) -> None:
 
 def _check_done(tr, where, rec, ext, active):
     done = _ids(ext["done"][0])
-    statuses = {int(m.group(1)) for s in ext.get("status", [])
-                if (m := re.match(r"call=(\d+) ", s))}
+    statuses = {int(m.group(1)) for s in ext.get("status", []) if (m := re.match(r"call=(\d+) ", s))}
     idups = 0
     if len(set(done)) != len(done):
         tr.errors.append(f"{where}: {rec.name} completes a request twice: {done}")
@@ -339,15 +484,13 @@ def _check_done(tr, where, rec, ext, active):
         if not info["persistent"]:
             del active[call]
     if len(ext.get("comm", [])) != idups:
-        tr.errors.append(f"{where}: {idups} MPI_Comm_idup completed but "
-                         f"{len(ext.get('comm', []))} '#@ comm' lines")
+        tr.errors.append(f"{where}: {idups} MPI_Comm_idup completed but {len(ext.get('comm', []))} '#@ comm' lines")
     if rec.name in ("MPI_Wait", "MPI_Waitany", "MPI_Test", "MPI_Testany") and len(done) > 1:
         tr.errors.append(f"{where}: {rec.name} completes more than one request")
 
 
 # ---- message matching: the extension lines must make every message resolvable ----
-SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend", "MPI_Issend",
-         "MPI_Ibsend", "MPI_Irsend"}
+SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend"}
 SEND_INITS = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Bsend_init", "MPI_Rsend_init"}
 
 
@@ -371,8 +514,7 @@ def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
     persistent = {}  # init call index -> ("send"|"recv", comm, peer world, tag)
 
     def note(spec):
-        h, seq, world, remote = re.match(r"(\d+) seq=(\d+) world=(\S+)(?: remote=(\S+))?$",
-                                         spec).groups()
+        h, seq, world, remote = re.match(r"(\d+) seq=(\d+) world=(\S+)(?: remote=(\S+))?$", spec).groups()
         comms[int(h)] = ((_ranks(world), int(seq)), _ranks(remote) if remote else None)
 
     for spec in tr.header.get("_comms", []):
@@ -461,8 +603,10 @@ def check_matching(traces: list[RankTrace]) -> list[str]:
     for key in sorted(set(sends) | set(recvs), key=str):
         if sends[key] != recvs[key]:
             (world, seq), src, dst, tag = key
-            errors.append(f"messages {src}->{dst} tag {tag} on communicator world={world} "
-                          f"seq={seq}: {sends[key]} sent, {recvs[key]} received")
+            errors.append(
+                f"messages {src}->{dst} tag {tag} on communicator world={world} "
+                f"seq={seq}: {sends[key]} sent, {recvs[key]} received"
+            )
     return errors[:50]
 
 
@@ -477,8 +621,7 @@ def check(paths: list[str]) -> tuple[list[RankTrace], list[str]]:
     """Parse every rank file; also check that world sizes agree and every rank is present."""
     traces = [parse(f) for f in rank_files(paths)]
     errors = [e for t in traces for e in t.errors]
-    ranks = sorted(int(re.search(r"rank=(\d+)", t.header.get("world", "rank=-1")).group(1))
-                   for t in traces)
+    ranks = sorted(int(re.search(r"rank=(\d+)", t.header.get("world", "rank=-1")).group(1)) for t in traces)
     if traces:
         size = int(re.search(r"size=(\d+)", traces[0].header.get("world", "size=0")).group(1))
         if ranks != list(range(size)):
@@ -497,8 +640,7 @@ def main(argv: list[str]) -> int:
         print(e)
     if "--counts" in argv:
         print(json.dumps({str(t.path): dict(t.counts()) for t in traces}, indent=1))
-    print(f"{len(traces)} files, {sum(len(t.records) for t in traces)} calls, "
-          f"{len(errors)} errors", file=sys.stderr)
+    print(f"{len(traces)} files, {sum(len(t.records) for t in traces)} calls, {len(errors)} errors", file=sys.stderr)
     return 1 if errors else 0
 
 

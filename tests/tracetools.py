@@ -1,5 +1,6 @@
 """Helpers and fixtures for the tracer tests (tests/test_trace*.py): building the apps,
 running them with and without `latitude trace`, and reading their call reports."""
+
 from __future__ import annotations
 
 import os
@@ -11,15 +12,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 import tracecheck
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
 PYDIR = ROOT / "python"
 HAVE_OMPI = shutil.which("mpicc.openmpi") is not None or (
-    shutil.which("mpicc") is not None and shutil.which("mpirun") is not None and "open" in
-    subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.lower())
+    shutil.which("mpicc") is not None
+    and shutil.which("mpirun") is not None
+    and "open" in subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.lower()
+)
 HAVE_MPICH = shutil.which("mpicc.mpich") is not None and shutil.which("mpiexec.mpich") is not None
 OMPI_CC = shutil.which("mpicc.openmpi") or "mpicc"
 OMPI_RUN = shutil.which("mpirun.openmpi") or "mpirun"
@@ -46,33 +48,31 @@ def build_apps(dest: Path, mpicc: str, fortran: str | None = None) -> Path:
     cmd = ["make", "-s", "-C", str(APPS), f"MPICC={mpicc}", f"BIN={dest}"]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     if fortran:
-        subprocess.run(cmd + [f"MPIFC={fortran}", "fortran"], check=True, capture_output=True,
-                       text=True)
+        subprocess.run(cmd + [f"MPIFC={fortran}", "fortran"], check=True, capture_output=True, text=True)
     return dest
 
 
 def run(cmd: list[str], timeout: float = TIMEOUT, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env(),
-                          timeout=timeout)
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env(), timeout=timeout)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
-                             f"{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 
-def trace(outdir: Path, launch: list, timeout: float = TIMEOUT, check: bool = True,
-          opts: tuple = ()) -> subprocess.CompletedProcess:
+def trace(
+    outdir: Path, launch: list, timeout: float = TIMEOUT, check: bool = True, opts: tuple = ()
+) -> subprocess.CompletedProcess:
     """`latitude trace -o outdir [opts] -- launch...`"""
-    return run([sys.executable, "-m", "latitude", "trace", "-o", outdir, *opts, "--", *launch],
-               timeout=timeout, check=check)
+    return run(
+        [sys.executable, "-m", "latitude", "trace", "-o", outdir, *opts, "--", *launch], timeout=timeout, check=check
+    )
 
 
 def reported_calls(stdout: str) -> dict[int, Counter]:
     """The apps' --report-calls lines: {rank: Counter(name -> calls)}."""
     out = {}
     for m in re.finditer(r"^calls rank=(\d+)(.*)$", stdout, re.M):
-        out[int(m.group(1))] = Counter({k: int(v) for k, v in
-                                        re.findall(r"(MPI_\w+)=(\d+)", m.group(2))})
+        out[int(m.group(1))] = Counter({k: int(v) for k, v in re.findall(r"(MPI_\w+)=(\d+)", m.group(2))})
     return out
 
 
@@ -107,7 +107,8 @@ def assert_counts_match(outdir: Path, stdout: str, nranks: int) -> dict[int, Cou
     for r in range(nranks):
         assert traced[r] == reported[r], (
             f"rank {r}: trace has {dict(traced[r] - reported[r])} more and "
-            f"{dict(reported[r] - traced[r])} fewer calls than the app reports")
+            f"{dict(reported[r] - traced[r])} fewer calls than the app reports"
+        )
     return traced
 
 
@@ -136,5 +137,4 @@ def ompi_apps(tmp_path_factory, tracer_cache):
 def mpich_apps(tmp_path_factory, tracer_cache):
     if not HAVE_MPICH:
         pytest.skip("MPICH not installed (apt-get install mpich libmpich-dev)")
-    return build_apps(tmp_path_factory.mktemp("apps-mpich"), "mpicc.mpich",
-                      shutil.which("mpifort.mpich"))
+    return build_apps(tmp_path_factory.mktemp("apps-mpich"), "mpicc.mpich", shutil.which("mpifort.mpich"))

@@ -9,6 +9,7 @@ lambda_L = dT/dL, the latency ratio rho_L, critical latencies and x % tolerances
     r = g.predict(L="3us", o="1.5us", G="0.018ns")
     w = latitude.generate("cfd.job")      # a synthetic workload (docs/workloads.md)
 """
+
 from __future__ import annotations
 
 __version__ = "0.1.0"

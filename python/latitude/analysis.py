@@ -20,6 +20,7 @@ T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise line
 
 All positions come from Rust as exact rationals in ticks (10⁻⁹ ns); here they are Fractions of ns.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ class Line:
     intercept: Fraction
 
     @classmethod
-    def from_ticks(cls, s: int, c: int) -> "Line":
+    def from_ticks(cls, s: int, c: int) -> Line:
         return cls(int(s), ns(c))
 
     def __call__(self, x) -> Fraction:
@@ -132,7 +133,7 @@ class Sensitivity:
         t = self.runtime(x)
         return float(Fraction(x) * self.slope(x)) / t if t else 0.0
 
-    def tolerance(self, pcts=(1, 2, 5), baseline=None) -> "Tolerance | None":
+    def tolerance(self, pcts=(1, 2, 5), baseline=None) -> Tolerance | None:
         """The x % tolerances read off the pieces, exactly as `Graph.tolerance` computes them,
         without another graph pass; None when the baseline is outside the range or an answer
         may lie beyond its end (then ask `Graph.tolerance`)."""
@@ -172,11 +173,28 @@ class Sensitivity:
             "param": self.param,
             "range_ns": [self.lo, self.hi],
             "method": self.method,
-            "breakpoints": [{"at_ns": float(b.at), "slope_left": b.left.slope, "slope_right": b.right.slope,
-                             "runtime_ns": float(b.left(b.at)), "exact": b.exact} for b in self.breakpoints],
-            "pieces": [{"from_ns": float(p.start), "to_ns": float(p.end), "slope": p.line.slope,
-                        "runtime_from_ns": float(p.line(p.start)), "runtime_to_ns": float(p.line(p.end)),
-                        "rho_from": _rho(p.start, p), "rho_to": _rho(p.end, p)} for p in self.pieces],
+            "breakpoints": [
+                {
+                    "at_ns": float(b.at),
+                    "slope_left": b.left.slope,
+                    "slope_right": b.right.slope,
+                    "runtime_ns": float(b.left(b.at)),
+                    "exact": b.exact,
+                }
+                for b in self.breakpoints
+            ],
+            "pieces": [
+                {
+                    "from_ns": float(p.start),
+                    "to_ns": float(p.end),
+                    "slope": p.line.slope,
+                    "runtime_from_ns": float(p.line(p.start)),
+                    "runtime_to_ns": float(p.line(p.end)),
+                    "rho_from": _rho(p.start, p),
+                    "rho_to": _rho(p.end, p),
+                }
+                for p in self.pieces
+            ],
             "evaluations": self.evaluations,
             "graph_passes": self.passes,
             "params": self.params.to_dict(),
@@ -225,11 +243,22 @@ def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | N
         raise InputError("--step", "the step must be positive")
     theta = params.theta
     raw = graph._h.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
-    bps = [Breakpoint(ns(*at), Line.from_ticks(sl, cl), Line.from_ticks(sr, cr), bool(ex))
-           for at, sl, sr, cl, cr, ex in raw["breakpoints"]]
+    bps = [
+        Breakpoint(ns(*at), Line.from_ticks(sl, cl), Line.from_ticks(sr, cr), bool(ex))
+        for at, sl, sr, cl, cr, ex in raw["breakpoints"]
+    ]
     pieces = [Piece(ns(*a), ns(*b), Line.from_ticks(s, c)) for a, b, s, c in raw["pieces"]]
-    return Sensitivity(param, float(lo), float(hi), params, bps, pieces, raw["evaluations"], raw["passes"],
-                       baseline=getattr(params, param))
+    return Sensitivity(
+        param,
+        float(lo),
+        float(hi),
+        params,
+        bps,
+        pieces,
+        raw["evaluations"],
+        raw["passes"],
+        baseline=getattr(params, param),
+    )
 
 
 @dataclass
@@ -260,9 +289,15 @@ class Tolerance:
             "method": self.method,
             "baseline_ns": self.baseline,
             "baseline_runtime_ns": self.baseline_runtime,
-            "tolerance": [{"pct": float(r["pct"]), "max_ns": None if r["max"] is None else float(r["max"]),
-                           "delta_ns": None if r["max"] is None else float(r["max"]) - self.baseline,
-                           "runtime_limit_ns": float(r["limit"])} for r in self.rows],
+            "tolerance": [
+                {
+                    "pct": float(r["pct"]),
+                    "max_ns": None if r["max"] is None else float(r["max"]),
+                    "delta_ns": None if r["max"] is None else float(r["max"]) - self.baseline,
+                    "runtime_limit_ns": float(r["limit"]),
+                }
+                for r in self.rows
+            ],
             "params": self.params.to_dict() if self.params else None,
         }
 
@@ -307,13 +342,21 @@ class ToleranceMap:
             "baseline": self.baseline,
             "baseline_runtime_ns": self.baseline_runtime,
             "resolution": self.resolution,
-            "boundaries": [{"pct": float(p), "points": [{"G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
-                                                       for g, l, st in pts]} for p, pts in self.curves.items()],
+            "boundaries": [
+                {
+                    "pct": float(p),
+                    "points": [{"G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st} for g, l, st in pts],
+                }
+                for p, pts in self.curves.items()
+            ],
         }
 
     def rows(self) -> list[dict]:
-        return [{"pct": float(p), "G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
-                for p, pts in self.curves.items() for g, l, st in pts]
+        return [
+            {"pct": float(p), "G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
+            for p, pts in self.curves.items()
+            for g, l, st in pts
+        ]
 
     def to_frame(self):
         import pandas as pd
@@ -352,5 +395,6 @@ def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -
         if kind == "max" and Fraction(g_lo) < ns(num, den) < Fraction(g_hi):
             curves[p].append((ns(num, den), Fraction(l_lo), "boundary"))
             curves[p].sort(key=lambda pt: pt[0])
-    return ToleranceMap((l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_ticks)), curves,
-                        resolution, params)
+    return ToleranceMap(
+        (l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_ticks)), curves, resolution, params
+    )

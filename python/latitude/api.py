@@ -1,11 +1,12 @@
 """Python API: load a graph, price it, and get results as dicts or pandas DataFrames.
 
-    import latitude
-    g = latitude.load("app.goal")
-    p = g.predict(L="3us", o="1.5us", G="0.018ns")
-    p.runtime_ns, p.lambda_["L"], p.rho_L
-    p.per_rank()            # pandas DataFrame (pandas optional elsewhere)
+import latitude
+g = latitude.load("app.goal")
+p = g.predict(L="3us", o="1.5us", G="0.018ns")
+p.runtime_ns, p.lambda_["L"], p.rho_L
+p.per_rank()            # pandas DataFrame (pandas optional elsewhere)
 """
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,7 @@ def _core():
     return _core
 
 
-def load(path: str, progress: bool = True, schedule=None, seed: int = 1) -> "Graph":
+def load(path: str, progress: bool = True, schedule=None, seed: int = 1) -> Graph:
     """Load an execution graph from a GOAL file, schedule a liballprof trace (a directory
     or the rank-0 file) in memory with `schedule` (a latitude.traces.ScheduleOptions), or
     generate a job file's graph (latitude.jobs; `seed`, and `schedule.coll` for collective
@@ -80,7 +81,7 @@ class Graph:
         self.path = path
 
     @classmethod
-    def random(cls, **spec) -> "Graph":
+    def random(cls, **spec) -> Graph:
         """A random MPI-like program (see latitude_core::gen::random)."""
         return cls(_core().Graph.random(**spec))
 
@@ -103,7 +104,7 @@ class Graph:
     def write_goal(self, path: str) -> None:
         self._h.write_goal(os.fspath(path))
 
-    def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> "Prediction":
+    def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> Prediction:
         """T(θ), derivatives, ρ_L and the critical path at one parameter point."""
         p = _params(params, kw)
         raw = self._h.predict(p.theta, path_limit=path_steps, **p.model_kwargs())
@@ -134,7 +135,9 @@ class Graph:
     def arrays(self) -> dict:
         return self._h.arrays()
 
-    def sensitivity(self, lo, hi, param: str = "L", step=None, params: Params | None = None, method: str = "engine", **kw):
+    def sensitivity(
+        self, lo, hi, param: str = "L", step=None, params: Params | None = None, method: str = "engine", **kw
+    ):
         """Every critical point of T in `param` (L or G) on [lo, hi], exact (see latitude.analysis)."""
         from latitude.units import parse_gap, parse_time
 
@@ -144,8 +147,15 @@ class Graph:
         p = _params(params, kw)
         return _method(method).sensitivity(self, p, param, lo, hi, step)
 
-    def tolerance(self, pcts=(1, 2, 5), param: str = "L", baseline=None, params: Params | None = None,
-                  method: str = "engine", **kw):
+    def tolerance(
+        self,
+        pcts=(1, 2, 5),
+        param: str = "L",
+        baseline=None,
+        params: Params | None = None,
+        method: str = "engine",
+        **kw,
+    ):
         """Largest L (or G) keeping T within x % of T(baseline), for each x in `pcts`."""
         from latitude.units import parse_gap, parse_time
 
@@ -203,9 +213,14 @@ class Prediction:
     def per_rank_rows(self) -> list[dict]:
         r = self.raw
         return [
-            {"rank": i, "calc_ns": float(r["rank_calc_ns"][i]), "overhead_ns": float(r["rank_overhead_ns"][i]),
-             "network_ns": float(r["rank_network_ns"][i]), "gap_ns": float(r["rank_gap_ns"][i]),
-             "messages": int(r["rank_messages"][i])}
+            {
+                "rank": i,
+                "calc_ns": float(r["rank_calc_ns"][i]),
+                "overhead_ns": float(r["rank_overhead_ns"][i]),
+                "network_ns": float(r["rank_network_ns"][i]),
+                "gap_ns": float(r["rank_gap_ns"][i]),
+                "messages": int(r["rank_messages"][i]),
+            }
             for i in range(len(r["rank_calc_ns"]))
         ]
 
@@ -217,8 +232,10 @@ class Prediction:
 
     def path(self) -> list[dict]:
         """The last steps of the critical path (as many as requested with path_steps)."""
-        return [{"vertex": v, "step": k, "rank": r, "op": l, "cost_ns": c, "where": loc}
-                for v, k, r, l, c, loc in self.raw["path"]]
+        return [
+            {"vertex": v, "step": k, "rank": r, "op": l, "cost_ns": c, "where": loc}
+            for v, k, r, l, c, loc in self.raw["path"]
+        ]
 
     def to_dict(self) -> dict:
         """The stable JSON contract of `latitude predict --json` (DESIGN §6)."""

@@ -21,6 +21,7 @@ of the runs' values, and the median eager limit. On a busy or noisy node single 
 very different fits (the fit trades eager against rendezvous sizes differently each time);
 the fit of the medians moves much less, and the notes show the spread of the single-run fits.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -36,15 +37,15 @@ DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 10
 class Measurements:
     """What latitude-calib printed (µs)."""
 
-    pingpong: dict = field(default_factory=dict)   # size -> (min, median, mean)
-    o_send: dict = field(default_factory=dict)     # size -> median
+    pingpong: dict = field(default_factory=dict)  # size -> (min, median, mean)
+    o_send: dict = field(default_factory=dict)  # size -> median
     o_recv: dict = field(default_factory=dict)
-    stream: dict = field(default_factory=dict)     # size -> µs per message
-    eager: int | None = None                       # None: no limit found (all eager)
-    runs: list = field(default_factory=list)       # the single runs, when combined
+    stream: dict = field(default_factory=dict)  # size -> µs per message
+    eager: int | None = None  # None: no limit found (all eager)
+    runs: list = field(default_factory=list)  # the single runs, when combined
 
     @classmethod
-    def parse(cls, text: str, where: str = "latitude-calib") -> "Measurements":
+    def parse(cls, text: str, where: str = "latitude-calib") -> Measurements:
         m = cls()
         for n, line in enumerate(text.splitlines(), start=1):
             line = line.strip()
@@ -103,7 +104,7 @@ class Fit:
     G: float
     O: float
     S: int | None
-    rows: list[dict]          # per size: measured, model, residual
+    rows: list[dict]  # per size: measured, model, residual
     r2: float
     notes: list[str]
 
@@ -114,8 +115,15 @@ class Fit:
     def params(self):
         from latitude.params import Params
 
-        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O,
-                      S=self.S if self.S is not None else "inf", protocol="handshake")
+        return Params(
+            L=self.L,
+            o=self.o,
+            g=0.0,
+            G=self.G,
+            O=self.O,
+            S=self.S if self.S is not None else "inf",
+            protocol="handshake",
+        )
 
 
 def b(s: int) -> int:
@@ -153,7 +161,10 @@ def fit(m: Measurements) -> Fit:
     """Relative least squares of every measurement under the model's formulas, L, o, G, O ≥ 0."""
     notes = []
     S = m.eager
-    is_eager = lambda s: S is None or s <= S  # noqa: E731
+
+    def is_eager(s):
+        return S is None or s <= S
+
     sizes = sorted(m.pingpong)
     half = {s: m.pingpong[s][1] * 1e3 for s in sizes}  # medians, ns
     rows, ys = [], []
@@ -175,9 +186,16 @@ def fit(m: Measurements) -> Fit:
     out = []
     for s in sizes:
         model = sum(c * v for c, v in zip(_design(s, is_eager(s)), (L, o, G, O)))
-        out.append({"bytes": s, "protocol": "eager" if is_eager(s) else "rendezvous",
-                    "measured_ns": half[s], "model_ns": model, "residual_ns": half[s] - model,
-                    "rel_error": (half[s] - model) / half[s] if half[s] else 0.0})
+        out.append(
+            {
+                "bytes": s,
+                "protocol": "eager" if is_eager(s) else "rendezvous",
+                "measured_ns": half[s],
+                "model_ns": model,
+                "residual_ns": half[s] - model,
+                "rel_error": (half[s] - model) / half[s] if half[s] else 0.0,
+            }
+        )
     mean = sum(half.values()) / len(half)
     ss_tot = sum((half[s] - mean) ** 2 for s in sizes)
     ss_res = sum(r["residual_ns"] ** 2 for r in out)
@@ -188,11 +206,16 @@ def fit(m: Measurements) -> Fit:
 def _spread(runs: list[Measurements]) -> str:
     """How far apart the single runs' own fits are (what one run alone could have given)."""
     fits = [fit(r) for r in runs]
-    rng = lambda name, unit, fmt: (f"{name} {fmt.format(min(getattr(f, name) for f in fits))}–"  # noqa: E731
-                                   f"{fmt.format(max(getattr(f, name) for f in fits))} {unit}")
-    return (f"{len(runs)} measurement runs, fitted on their per-size medians; the runs fitted "
-            f"alone give " + ", ".join([rng("L", "ns", "{:.0f}"), rng("o", "ns", "{:.0f}"),
-                                        rng("G", "ns/B", "{:.4f}"), rng("O", "ns/B", "{:.4f}")]))
+
+    def rng(name, unit, fmt):
+        return (
+            f"{name} {fmt.format(min(getattr(f, name) for f in fits))}–"
+            f"{fmt.format(max(getattr(f, name) for f in fits))} {unit}"
+        )
+
+    return f"{len(runs)} measurement runs, fitted on their per-size medians; the runs fitted alone give " + ", ".join(
+        [rng("L", "ns", "{:.0f}"), rng("o", "ns", "{:.0f}"), rng("G", "ns/B", "{:.4f}"), rng("O", "ns/B", "{:.4f}")]
+    )
 
 
 def _gap(m: Measurements, o: float, notes: list) -> float:
@@ -203,11 +226,14 @@ def _gap(m: Measurements, o: float, notes: list) -> float:
     s = small[0]
     gap, osend = m.stream[s] * 1e3, m.o_send[s] * 1e3
     if gap > 1.2 * osend:
-        notes.append(f"back-to-back {s}-byte sends take {gap:.0f} ns each, more than o_send "
-                     f"{osend:.0f} ns: g = {gap:.0f} ns")
+        notes.append(
+            f"back-to-back {s}-byte sends take {gap:.0f} ns each, more than o_send {osend:.0f} ns: g = {gap:.0f} ns"
+        )
         return gap
-    notes.append(f"g is not visible: back-to-back {s}-byte sends take {gap:.0f} ns each, "
-                 f"about o_send = {osend:.0f} ns (o ≥ g); g = 0")
+    notes.append(
+        f"g is not visible: back-to-back {s}-byte sends take {gap:.0f} ns each, "
+        f"about o_send = {osend:.0f} ns (o ≥ g); g = 0"
+    )
     return 0.0
 
 
@@ -218,47 +244,79 @@ def _t(ns: float) -> str:
 def to_toml(f: Fit, command: str, injector: bool = False) -> str:
     """A machine file for ``--machine`` (Params.from_machine reads [loggps])."""
     now = datetime.datetime.now().isoformat(timespec="seconds")
-    lines = [f"# Latitude machine file written by `latitude calibrate` on {now}",
-             f"# measured with: {command}" + (" (under the latency injector, ΔL = 0)" if injector else ""),
-             "[loggps]", f"L = {_t(f.L)}", f"o = {_t(f.o)}", f"g = {_t(f.g)}",
-             f'G = "{f.G:.6g}ns"', f'O = "{f.O:.6g}ns"',
-             f'S = {f.S}' if f.S is not None else 'S = "inf"', 'protocol = "handshake"', "",
-             "[fit]", f"r2 = {f.r2:.6f}", f"max_rel_error = {f.max_rel_error:.4f}",
-             f"under_injector = {'true' if injector else 'false'}"]
+    lines = [
+        f"# Latitude machine file written by `latitude calibrate` on {now}",
+        f"# measured with: {command}" + (" (under the latency injector, ΔL = 0)" if injector else ""),
+        "[loggps]",
+        f"L = {_t(f.L)}",
+        f"o = {_t(f.o)}",
+        f"g = {_t(f.g)}",
+        f'G = "{f.G:.6g}ns"',
+        f'O = "{f.O:.6g}ns"',
+        f"S = {f.S}" if f.S is not None else 'S = "inf"',
+        'protocol = "handshake"',
+        "",
+        "[fit]",
+        f"r2 = {f.r2:.6f}",
+        f"max_rel_error = {f.max_rel_error:.4f}",
+        f"under_injector = {'true' if injector else 'false'}",
+    ]
     for n in f.notes:
         lines.append(f"# {n}")
-    lines += ["", "[measured]",
-              "bytes = [" + ", ".join(str(r["bytes"]) for r in f.rows) + "]",
-              "half_round_trip_ns = [" + ", ".join(f"{r['measured_ns']:.1f}" for r in f.rows) + "]",
-              "model_ns = [" + ", ".join(f"{r['model_ns']:.1f}" for r in f.rows) + "]"]
+    lines += [
+        "",
+        "[measured]",
+        "bytes = [" + ", ".join(str(r["bytes"]) for r in f.rows) + "]",
+        "half_round_trip_ns = [" + ", ".join(f"{r['measured_ns']:.1f}" for r in f.rows) + "]",
+        "model_ns = [" + ", ".join(f"{r['model_ns']:.1f}" for r in f.rows) + "]",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def table(f: Fit) -> str:
     """The fit, human-readable."""
     S = "∞" if f.S is None else f"{f.S} B"
-    out = [f"L = {f.L:.1f} ns   o = {f.o:.1f} ns   g = {f.g:.1f} ns   G = {f.G:.5f} ns/B "
-           f"({1 / f.G if f.G else math.inf:.3g} GB/s)   O = {f.O:.5f} ns/B   S = {S}",
-           "", f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}"]
+    out = [
+        f"L = {f.L:.1f} ns   o = {f.o:.1f} ns   g = {f.g:.1f} ns   G = {f.G:.5f} ns/B "
+        f"({1 / f.G if f.G else math.inf:.3g} GB/s)   O = {f.O:.5f} ns/B   S = {S}",
+        "",
+        f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}",
+    ]
     for r in f.rows:
-        out.append(f"{r['bytes']:>9} {r['protocol']:>10} {r['measured_ns'] / 1e3:>12.3f} "
-                   f"{r['model_ns'] / 1e3:>10.3f} {100 * r['rel_error']:>8.1f}%")
+        out.append(
+            f"{r['bytes']:>9} {r['protocol']:>10} {r['measured_ns'] / 1e3:>12.3f} "
+            f"{r['model_ns'] / 1e3:>10.3f} {100 * r['rel_error']:>8.1f}%"
+        )
     out.append(f"R² = {f.r2:.4f}, largest relative residual {100 * f.max_rel_error:.1f} %")
     out += [f"note: {n}" for n in f.notes]
     return "\n".join(out)
 
 
-def measure(launch, sizes=DEFAULT_SIZES, batches: int = 11, iters: int = 200,
-            injector_lib=None, rebuild: bool = False, timeout: float = 600,
-            repeat: int = 1) -> tuple[Measurements, str]:
+def measure(
+    launch,
+    sizes=DEFAULT_SIZES,
+    batches: int = 11,
+    iters: int = 200,
+    injector_lib=None,
+    rebuild: bool = False,
+    timeout: float = 600,
+    repeat: int = 1,
+) -> tuple[Measurements, str]:
     """Run latitude-calib with the launcher (its program arguments replaced) `repeat` times,
     optionally under the injector at ΔL = 0. Returns the measurements (combined) and the
     command line."""
     from latitude import inject
 
     prog = inject.build_with_spinner(launch, inject.CALIB_PROGRAM, rebuild)
-    argv = list(launch.argv) + [str(prog), "--sizes", ",".join(str(s) for s in sizes),
-                                "--batches", str(batches), "--iters", str(iters)]
+    argv = list(launch.argv) + [
+        str(prog),
+        "--sizes",
+        ",".join(str(s) for s in sizes),
+        "--batches",
+        str(batches),
+        "--iters",
+        str(iters),
+    ]
     runs = [_measure_once(launch, argv, injector_lib, timeout) for _ in range(repeat)]
     return combine(runs), " ".join(argv) + (f"  (× {repeat}, per-size medians)" if repeat > 1 else "")
 
@@ -273,7 +331,6 @@ def _measure_once(launch, argv: list[str], injector_lib, timeout: float) -> Meas
         cmd, env = launch.command({}, argv)
         proc, _ = inject.run_launcher(cmd, env, timeout=timeout)
         if proc.returncode != 0:
-            raise ToolError(f"`{' '.join(cmd)}` exited with status {proc.returncode}:\n"
-                            + proc.stderr.strip()[-800:])
+            raise ToolError(f"`{' '.join(cmd)}` exited with status {proc.returncode}:\n" + proc.stderr.strip()[-800:])
         text = proc.stdout
     return Measurements.parse(text)

@@ -1,4 +1,5 @@
 """The ``latitude`` command: one entry point, one module per subcommand (latitude.commands)."""
+
 from __future__ import annotations
 
 import argparse

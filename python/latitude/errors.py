@@ -3,6 +3,7 @@
 Every layer raises :class:`InputError` (or the Rust core's ``latitude._core.InputError``,
 which the CLI treats the same) for bad input; the CLI prints ``str(err)`` and exits 2.
 """
+
 from __future__ import annotations
 
 

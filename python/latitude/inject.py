@@ -13,6 +13,7 @@ execution graph of a trace covers) and counters.
     run = run_injected(launch, InjectOptions(delta_L=50e3, eager_limit=4040))
     run.runtime_ns, run.ranks[0].counters["recvs"]
 """
+
 from __future__ import annotations
 
 import os
@@ -36,10 +37,10 @@ REPORT_GLOB = "inject-rank-*.txt"
 class InjectOptions:
     """What the injector does (environment of the ranks, see tracer/ij_core.c)."""
 
-    delta_L: float = 0.0                       # ΔL, ns
-    eager_limit: int | None = None             # S in bytes; None: every message is eager
+    delta_L: float = 0.0  # ΔL, ns
+    eager_limit: int | None = None  # S in bytes; None: every message is eager
     one_way: tuple[float, float] | None = None  # a + b·s ns: one-way time before it is measured
-    collectives: bool = True                   # False: collectives pass to MPI undelayed
+    collectives: bool = True  # False: collectives pass to MPI undelayed
 
     def env(self) -> dict[str, str]:
         env = {"LATITUDE_INJECT_DELTA_L": f"{self.delta_L:.0f}"}
@@ -52,10 +53,14 @@ class InjectOptions:
         return env
 
     @classmethod
-    def for_machine(cls, params, delta_L: float = 0.0, collectives: bool = True) -> "InjectOptions":
+    def for_machine(cls, params, delta_L: float = 0.0, collectives: bool = True) -> InjectOptions:
         """Eager limit and one-way estimate from a machine's LogGPS parameters (Params)."""
-        return cls(delta_L=delta_L, eager_limit=params.S,
-                   one_way=(params.L + 2 * params.o, params.G + params.O), collectives=collectives)
+        return cls(
+            delta_L=delta_L,
+            eager_limit=params.S,
+            one_way=(params.L + 2 * params.o, params.G + params.O),
+            collectives=collectives,
+        )
 
 
 @dataclass
@@ -67,7 +72,7 @@ class Launch:
     info: tracer.MPIInfo
 
     @classmethod
-    def resolve(cls, argv: list[str], mpicc: str | None = None) -> "Launch":
+    def resolve(cls, argv: list[str], mpicc: str | None = None) -> Launch:
         if argv and argv[0] == "--":
             argv = argv[1:]
         if not argv:
@@ -77,10 +82,16 @@ class Launch:
         family = tracer.launcher_family(argv)
         info = tracer.probe_mpi(tracer.find_mpicc(argv, mpicc))
         hydra = {"mpich", "intel"}
-        if family in tracer.FAMILIES and info.family in tracer.FAMILIES and family != info.family \
-                and not {family, info.family} <= hydra:
-            raise InputError("--mpicc", f"{info.mpicc} builds for {info.family} but {argv[0]} "
-                             f"launches {family}; pass the matching --mpicc")
+        if (
+            family in tracer.FAMILIES
+            and info.family in tracer.FAMILIES
+            and family != info.family
+            and not {family, info.family} <= hydra
+        ):
+            raise InputError(
+                "--mpicc",
+                f"{info.mpicc} builds for {info.family} but {argv[0]} launches {family}; pass the matching --mpicc",
+            )
         return cls(list(argv), family, info)
 
     def build(self, name: str, rebuild: bool = False, log=None) -> Path:
@@ -115,8 +126,9 @@ class RunResult:
         return sum(int(r.counters.get(key, 0)) for r in self.ranks)
 
 
-def run_launcher(cmd: list[str], env: dict[str, str], capture: bool = True, timeout: float | None = None,
-                 what: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def run_launcher(
+    cmd: list[str], env: dict[str, str], capture: bool = True, timeout: float | None = None, what: str | None = None
+) -> tuple[subprocess.CompletedProcess, float]:
     """Run a launch command; returns the process and its wall time (s). A missing launcher
     is bad input, a run over `timeout` a tool error naming `what` (default: the command)."""
     t0 = time.monotonic()
@@ -148,29 +160,38 @@ def read_reports(directory: Path) -> list[RankReport]:
 
 
 def preload_env(lib: Path, opts: InjectOptions, report_dir: Path) -> dict[str, str]:
-    env = {"LD_PRELOAD": tracer.preload_value(lib),
-           "LATITUDE_INJECT_REPORT": str(Path(report_dir) / "inject-rank-")}
+    env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_INJECT_REPORT": str(Path(report_dir) / "inject-rank-")}
     env.update(opts.env())
     return env
 
 
-def run_injected(launch: Launch, opts: InjectOptions, lib: Path | None = None, capture: bool = True,
-                 argv: list[str] | None = None, timeout: float | None = None) -> RunResult:
+def run_injected(
+    launch: Launch,
+    opts: InjectOptions,
+    lib: Path | None = None,
+    capture: bool = True,
+    argv: list[str] | None = None,
+    timeout: float | None = None,
+) -> RunResult:
     """Run the launcher command (or `argv`) once under the injector."""
     lib = lib or launch.build(INJECT_LIB)
     with tempfile.TemporaryDirectory(prefix="latitude-inject-") as tmp:
         cmd, env = launch.command(preload_env(lib, opts, Path(tmp)), argv)
         proc, wall = run_launcher(cmd, env, capture, timeout)
         ranks = read_reports(Path(tmp))
-    result = RunResult(proc.returncode, ranks, wall, proc.stdout if capture else None,
-                       proc.stderr if capture else None)
+    result = RunResult(proc.returncode, ranks, wall, proc.stdout if capture else None, proc.stderr if capture else None)
     if proc.returncode != 0 or not ranks:
         tail = (proc.stderr or "").strip().splitlines()[-5:] if capture else []
-        why = f"exited with status {proc.returncode}" if proc.returncode else \
-            "wrote no injector report (did the program call MPI_Init and MPI_Finalize, with " \
+        why = (
+            f"exited with status {proc.returncode}"
+            if proc.returncode
+            else "wrote no injector report (did the program call MPI_Init and MPI_Finalize, with "
             f"the MPI {launch.info.mpicc} builds for?)"
-        raise ToolError(f"`{' '.join(launch.argv if argv is None else argv)}` under the injector {why}"
-                        + ("\n" + "\n".join(tail) if tail else ""))
+        )
+        raise ToolError(
+            f"`{' '.join(launch.argv if argv is None else argv)}` under the injector {why}"
+            + ("\n" + "\n".join(tail) if tail else "")
+        )
     return result
 
 

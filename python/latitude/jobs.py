@@ -9,6 +9,7 @@ The Rust core parses the file and emits the graph (docs/workloads.md has the lan
 ``latitude.load(path)`` calls :func:`generate` when `path` is a job file, so every command
 that takes a graph also takes a job file.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,11 +49,16 @@ class GenerateReport(GraphReport):
         """One line: jobs with their motifs, then the graph's size."""
         jobs = []
         for j in self.stats["jobs"]:
-            motifs = ", ".join(m["motif"] + (f"/{m['alg']}" if m["alg"] else "") + f" ×{m['calls']:,}" for m in j["motifs"])
+            motifs = ", ".join(
+                m["motif"] + (f"/{m['alg']}" if m["alg"] else "") + f" ×{m['calls']:,}" for m in j["motifs"]
+            )
             jobs.append(f"{j['name']} ({j['ranks']:,} ranks, {j['iterations']:,} iterations: {motifs})")
         i = self.info
-        return (f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} on {self.stats['world']:,} ranks: " + "; ".join(jobs)
-                + f" → {i['vertices']:,} ops, {i['messages']:,} messages ({fmt_size(i['bytes'])})")
+        return (
+            f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} on {self.stats['world']:,} ranks: "
+            + "; ".join(jobs)
+            + f" → {i['vertices']:,} ops, {i['messages']:,} messages ({fmt_size(i['bytes'])})"
+        )
 
 
 def generate(job: str, seed: int = 1, coll: str = "default", progress: bool = True):
@@ -75,9 +81,11 @@ def generate(job: str, seed: int = 1, coll: str = "default", progress: bool = Tr
         from latitude.progress import progress as bar
 
         with bar("generating") as update:
+
             def report(phase, done, total):
                 if phase == "generating":
                     update(done, total)
+
             handle, stats = core.generate_job(path, text=text, seed=seed, coll=coll, progress=report)
     else:
         handle, stats = core.generate_job(path, text=text, seed=seed, coll=coll)

@@ -7,6 +7,7 @@ critical latency; at a critical latency it lies in [λ_L(left), λ_L(right)] and
 HiGHS returns depends on its optimal basis (with three or more critical paths meeting it
 can be strictly between). The engine reports both one-sided derivatives exactly.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,11 +49,21 @@ class LinearProgram:
         n, m = self.num_cols, self.num_rows
         inf = highspy.kHighsInf
         status = h.passModel(
-            n, m, self.num_nonzeros, int(highspy.MatrixFormat.kRowwise), int(highspy.ObjSense.kMinimize), 0.0,
-            np.asarray(a["col_cost"], dtype=np.float64), np.asarray(a["col_lower"], dtype=np.float64),
-            np.full(n, inf), np.asarray(a["row_lower"], dtype=np.float64), np.full(m, inf),
-            np.asarray(a["start"][:-1], dtype=np.int32), np.asarray(a["index"], dtype=np.int32),
-            np.asarray(a["value"], dtype=np.float64), np.zeros(n, dtype=np.int32),
+            n,
+            m,
+            self.num_nonzeros,
+            int(highspy.MatrixFormat.kRowwise),
+            int(highspy.ObjSense.kMinimize),
+            0.0,
+            np.asarray(a["col_cost"], dtype=np.float64),
+            np.asarray(a["col_lower"], dtype=np.float64),
+            np.full(n, inf),
+            np.asarray(a["row_lower"], dtype=np.float64),
+            np.full(m, inf),
+            np.asarray(a["start"][:-1], dtype=np.int32),
+            np.asarray(a["index"], dtype=np.int32),
+            np.asarray(a["value"], dtype=np.float64),
+            np.zeros(n, dtype=np.int32),
         )
         if status != highspy.HighsStatus.kOk:
             raise ToolError(f"HiGHS rejected the LP ({status})")

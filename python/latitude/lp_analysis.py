@@ -16,6 +16,7 @@
 
 Both are floating point (HiGHS tolerances ~1e-7); the engine's answers are exact.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -77,8 +78,9 @@ def bound_down_limit(h, k: int, b: _Bounds) -> float:
     return float(b.col_lo[k]) - delta
 
 
-def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | None = None,
-                max_seconds: float | None = None) -> Sensitivity:
+def sensitivity(
+    graph, params, param: str, lo: float, hi: float, step: float | None = None, max_seconds: float | None = None
+) -> Sensitivity:
     """Algorithm 2. With `max_seconds`, stop early: the result then covers [x, hi] only and has
     `complete = False` (used by benchmarks)."""
     import time
@@ -122,14 +124,25 @@ def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | N
             break
     pieces.reverse()
     bps.reverse()
-    out = Sensitivity(param, float(pieces[0].start), float(hi), params, bps, pieces, evaluations=solves, passes=0,
-                      method="lp", baseline=getattr(params, param))
+    out = Sensitivity(
+        param,
+        float(pieces[0].start),
+        float(hi),
+        params,
+        bps,
+        pieces,
+        evaluations=solves,
+        passes=0,
+        method="lp",
+        baseline=getattr(params, param),
+    )
     out.complete = float(pieces[0].start) <= lo
     return out
 
 
-def tolerance(graph, params, param: str, pcts, baseline: float | None = None,
-              max_seconds: float | None = None) -> Tolerance:
+def tolerance(
+    graph, params, param: str, pcts, baseline: float | None = None, max_seconds: float | None = None
+) -> Tolerance:
     """Max-ℓ LPs. With `max_seconds` (benchmarks), HiGHS's time limit (its clock runs over
     all solves of one instance) bounds them together; TimeoutError when it is reached."""
     import highspy

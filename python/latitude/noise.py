@@ -10,6 +10,7 @@
 
 Semantics are documented in docs/simulator.md and crates/latitude-core/src/sim/noise.rs.
 """
+
 from __future__ import annotations
 
 from latitude.errors import InputError

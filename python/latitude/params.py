@@ -4,6 +4,7 @@ A ``Params`` is one point θ = (L, o, g, G, O) in ns (G, O per byte) plus the st
 options (eager limit S, rendezvous protocol, NIC serialization). Values accept units
 everywhere: ``Params(L="3us", G="50GB/s", S="64KiB")``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,21 +47,32 @@ class Params:
     def theta(self) -> list[float]:
         return [self.L, self.o, self.g, self.G, self.O]
 
-    def replace(self, **kw) -> "Params":
+    def replace(self, **kw) -> Params:
         return dataclasses.replace(self, **kw)
 
     def model_kwargs(self) -> dict:
-        return {"protocol": self.protocol, "eager_limit": min(self.S, 2**64 - 1), "nic_serialization": self.nic_serialization}
+        return {
+            "protocol": self.protocol,
+            "eager_limit": min(self.S, 2**64 - 1),
+            "nic_serialization": self.nic_serialization,
+        }
 
     def to_dict(self) -> dict:
         """JSON form (all times in ns)."""
-        return {"L": self.L, "o": self.o, "g": self.g, "G": self.G, "O": self.O, "S": self.S,
-                "protocol": self.protocol, "nic_serialization": self.nic_serialization}
+        return {
+            "L": self.L,
+            "o": self.o,
+            "g": self.g,
+            "G": self.G,
+            "O": self.O,
+            "S": self.S,
+            "protocol": self.protocol,
+            "nic_serialization": self.nic_serialization,
+        }
 
     def describe(self) -> str:
         s = "∞" if self.S >= 2**62 else fmt_size(self.S)
-        text = (f"L={fmt_time(self.L)} o={fmt_time(self.o)} G={self.G:g} ns/B"
-                f" S={s} ({self.protocol})")
+        text = f"L={fmt_time(self.L)} o={fmt_time(self.o)} G={self.G:g} ns/B S={s} ({self.protocol})"
         if self.g or self.nic_serialization:
             text += f" g={fmt_time(self.g)}"
         if self.O:
@@ -68,7 +80,7 @@ class Params:
         return text
 
     @classmethod
-    def from_machine(cls, path: str) -> "Params":
+    def from_machine(cls, path: str) -> Params:
         """Read a machine file (TOML): L, o, g, G, O, S with units, protocol."""
         if sys.version_info >= (3, 11):
             import tomllib
@@ -103,9 +115,15 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     grp.add_argument("-G", metavar="GAP", help=f"gap per byte, 1/bandwidth (default {DEFAULTS['G']} ns)")
     grp.add_argument("-g", metavar="TIME", help="NIC gap per message; implies --serialize-nic (default 0)")
     grp.add_argument("-O", metavar="GAP", help="CPU overhead per byte (default 0)")
-    grp.add_argument("-S", metavar="SIZE", help="eager limit: larger messages use rendezvous (default 256KiB; 'inf' = all eager)")
+    grp.add_argument(
+        "-S", metavar="SIZE", help="eager limit: larger messages use rendezvous (default 256KiB; 'inf' = all eager)"
+    )
     grp.add_argument("--rendezvous", choices=PROTOCOLS, help="rendezvous protocol (default handshake)")
-    grp.add_argument("--serialize-nic", action="store_true", help="serialize each rank's sends on its NIC in trace order (g + bytes·G apart)")
+    grp.add_argument(
+        "--serialize-nic",
+        action="store_true",
+        help="serialize each rank's sends on its NIC in trace order (g + bytes·G apart)",
+    )
     grp.add_argument("--machine", metavar="TOML", help="read parameters from a machine file (flags override it)")
 
 

@@ -4,6 +4,7 @@ The runtime distribution under noise is typically skewed with a long tail (Salim
 al.), so the plot marks the median and the tail percentiles p90 and p99 rather than a mean
 ± σ. PNG or SVG by extension; matplotlib with the Agg backend (no display needed).
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,13 @@ def runtime_histogram(samples, path: str, title: str = "", baseline_ns: float | 
         v = stats[f"{key}_ns"] / scale
         ax.axvline(v, color=colour, linestyle=style, linewidth=1.8, label=f"{key} = {v:.6g} {unit}")
     if baseline_ns is not None:
-        ax.axvline(baseline_ns / scale, color="#55a868", linestyle="-.", linewidth=1.8,
-                   label=f"noise-free = {baseline_ns / scale:.6g} {unit}")
+        ax.axvline(
+            baseline_ns / scale,
+            color="#55a868",
+            linestyle="-.",
+            linewidth=1.8,
+            label=f"noise-free = {baseline_ns / scale:.6g} {unit}",
+        )
     ax.set_xlabel(f"simulated runtime ({unit})")
     ax.set_ylabel("samples")
     ax.set_title(title or "Simulated runtime under noise", fontsize=10)

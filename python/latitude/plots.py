@@ -8,6 +8,7 @@
 The output format follows the file extension (.png, .svg, .pdf); without one, both a PNG
 and an SVG are written. Each function returns the list of files written.
 """
+
 from __future__ import annotations
 
 import csv
@@ -62,7 +63,9 @@ def read_measured(path: str) -> list[dict]:
             mean = float(r.get("mean_us") or r["T_us"])
             std = float(r.get("std_us") or 0)
         except (KeyError, ValueError, TypeError):
-            raise InputError(f"{path}:{i}", "expected columns delta_L_us, mean_us (or T_us) and optionally std_us") from None
+            raise InputError(
+                f"{path}:{i}", "expected columns delta_L_us, mean_us (or T_us) and optionally std_us"
+            ) from None
         out.append({"delta_us": dl, "mean_us": mean, "std_us": std})
     return out
 
@@ -96,9 +99,16 @@ def runtime_plot(sens, tol, path: str, measured: list[dict] | None = None, title
     if bx:
         ax.plot(bx, by, "o", ms=3.5, color="#1f77b4", alpha=0.7, label=f"critical latencies ({len(bx)})")
     if measured:
-        ax.errorbar([m["delta_us"] for m in measured], [m["mean_us"] * 1e3 / f for m in measured],
-                    yerr=[m["std_us"] * 1e3 / f for m in measured], fmt="s", color="black", ms=4, capsize=3,
-                    label="measured (mean ± std)")
+        ax.errorbar(
+            [m["delta_us"] for m in measured],
+            [m["mean_us"] * 1e3 / f for m in measured],
+            yerr=[m["std_us"] * 1e3 / f for m in measured],
+            fmt="s",
+            color="black",
+            ms=4,
+            capsize=3,
+            label="measured (mean ± std)",
+        )
     ax.set_xlabel(f"added network latency ΔL (µs), baseline L₀ = {base / 1e3:.3g} µs")
     ax.set_ylabel(f"runtime ({unit})")
     ax.set_xlim(lo_x, hi_x)
@@ -116,20 +126,38 @@ def sensitivity_plot(sens, path: str, title: str | None = None) -> list[str]:
     scale = 1e3 if is_l else 1.0
     xs = [(r["x"] - base) / scale for r in curve]
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    ax.step(xs, [r["slope"] for r in curve], where="post", color="#9467bd", lw=2,
-            label="λ_L = ∂T/∂L (messages on the critical path)" if is_l else "λ_G = ∂T/∂G (bytes on the critical path)")
+    ax.step(
+        xs,
+        [r["slope"] for r in curve],
+        where="post",
+        color="#9467bd",
+        lw=2,
+        label="λ_L = ∂T/∂L (messages on the critical path)" if is_l else "λ_G = ∂T/∂G (bytes on the critical path)",
+    )
     ax.set_ylabel("λ_L" if is_l else "λ_G (bytes)")
     ax2 = ax.twinx()
-    ax2.plot(xs, [100 * r["rho"] for r in curve], color="#17becf", lw=2, label="ρ_L: share of runtime in latency (%)" if is_l else "ρ_G: share of runtime in bandwidth (%)")
+    ax2.plot(
+        xs,
+        [100 * r["rho"] for r in curve],
+        color="#17becf",
+        lw=2,
+        label="ρ_L: share of runtime in latency (%)" if is_l else "ρ_G: share of runtime in bandwidth (%)",
+    )
     ax2.set_ylabel("ρ (%)")
     ax2.grid(False)
     lines = ax.get_legend_handles_labels()
     lines2 = ax2.get_legend_handles_labels()
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=9, framealpha=0.9)
-    ax.set_xlabel(f"added network latency ΔL (µs), baseline {base / 1e3:.3g} µs" if is_l
-                  else f"added per-byte gap ΔG (ns/byte), baseline {base:.3g} ns/byte")
+    ax.set_xlabel(
+        f"added network latency ΔL (µs), baseline {base / 1e3:.3g} µs"
+        if is_l
+        else f"added per-byte gap ΔG (ns/byte), baseline {base:.3g} ns/byte"
+    )
     ax.set_xlim(min(xs), max(xs))
-    ax.set_title(title or ("Latency sensitivity λ_L and latency ratio ρ_L" if is_l else "Bandwidth sensitivity λ_G and ratio ρ_G"))
+    ax.set_title(
+        title
+        or ("Latency sensitivity λ_L and latency ratio ρ_L" if is_l else "Bandwidth sensitivity λ_G and ratio ρ_G")
+    )
     return _save(fig, path)
 
 
@@ -154,8 +182,14 @@ def map_plot(tmap, path: str, title: str | None = None) -> list[str]:
         key = float(pct)
         fill = ZONE_FILL.get(int(key), "#dddddd") if key.is_integer() else "#dddddd"
         ax.fill_betweenx(gs, l_lo / 1e3, ls, color=fill, lw=0, zorder=1)
-        ax.plot(ls, gs, color=colors.get(int(key), "#555555") if key.is_integer() else "#555555", lw=2, zorder=2,
-                label=f"T ≤ (1 + {key:g} %)·T₀")
+        ax.plot(
+            ls,
+            gs,
+            color=colors.get(int(key), "#555555") if key.is_integer() else "#555555",
+            lw=2,
+            zorder=2,
+            label=f"T ≤ (1 + {key:g} %)·T₀",
+        )
     ax.plot([tmap.baseline["L"] / 1e3], [tmap.baseline["G"]], "k*", ms=12, zorder=3, label="baseline (L₀, G₀)")
     ax.set_xlim(l_lo / 1e3, l_hi / 1e3)
     ax.set_ylim(g_lo, g_hi)

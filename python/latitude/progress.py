@@ -1,4 +1,5 @@
 """Progress bars on stderr for long work (rich), silent when stderr is not a terminal."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,13 @@ def progress(description: str, total: float | None = None, unit: str = ""):
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    cols = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-            TimeElapsedColumn(), TimeRemainingColumn()]
+    cols = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}%"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
     with Progress(*cols, transient=True, console=_console()) as bar:
         task = bar.add_task(description, total=total)
 

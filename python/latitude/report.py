@@ -1,4 +1,5 @@
 """Human-readable reports (rich tables on stdout) and JSON output helpers."""
+
 from __future__ import annotations
 
 import json
@@ -59,17 +60,29 @@ def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
     br.add_column("component")
     br.add_column("time", justify="right")
     br.add_column("share", justify="right")
-    for name, key in (("computation", "calc_ns"), ("latency (L)", "latency_ns"), ("bandwidth (G)", "bandwidth_ns"),
-                      ("overhead (o, O)", "overhead_ns"), ("NIC gap (g)", "gap_ns")):
+    for name, key in (
+        ("computation", "calc_ns"),
+        ("latency (L)", "latency_ns"),
+        ("bandwidth (G)", "bandwidth_ns"),
+        ("overhead (o, O)", "overhead_ns"),
+        ("NIC gap (g)", "gap_ns"),
+    ):
         if key == "gap_ns" and not cp[key]:
             continue
         br.add_row(name, fmt_time(cp[key]), pct(cp[key], t))
-    rows = sorted(pred.per_rank_rows(), key=lambda r: -(r["calc_ns"] + r["overhead_ns"] + r["network_ns"] + r["gap_ns"]))
+    rows = sorted(
+        pred.per_rank_rows(), key=lambda r: -(r["calc_ns"] + r["overhead_ns"] + r["network_ns"] + r["gap_ns"])
+    )
     rows = [r for r in rows if r["calc_ns"] + r["overhead_ns"] + r["network_ns"] + r["gap_ns"] > 0][:top_ranks]
     ranks = Table(title=f"Ranks on the critical path (top {len(rows)})")
     for col in ("rank", "computation", "overhead", "network wait", "messages in"):
         ranks.add_column(col, justify="right")
     for r in rows:
-        ranks.add_row(str(r["rank"]), fmt_time(r["calc_ns"]), fmt_time(r["overhead_ns"]),
-                      fmt_time(r["network_ns"]), str(r["messages"]))
+        ranks.add_row(
+            str(r["rank"]),
+            fmt_time(r["calc_ns"]),
+            fmt_time(r["overhead_ns"]),
+            fmt_time(r["network_ns"]),
+            str(r["messages"]),
+        )
     return [head, br, ranks]

@@ -5,6 +5,7 @@ constructed, before ``output_flag`` can be switched off; C code writes to the de
 not to ``sys.stdout``, so only redirecting the descriptor itself keeps ``--json`` output
 clean whatever a future release prints.
 """
+
 from __future__ import annotations
 
 import contextlib

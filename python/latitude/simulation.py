@@ -10,6 +10,7 @@
 The work happens in the Rust core (latitude_core::sim) with the GIL released; samples use
 all cores. Results are deterministic for a seed and independent of the thread count.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,13 @@ class SimOptions:
         return parse_all(list(self.noise), self.noise_cosched)
 
     def core_kwargs(self, params: Params) -> dict:
-        kw = {"theta": params.theta, "semantics": self.semantics, "cpu_serialization": self.cpu_serialization,
-              "noise": self.noise_dicts(), "seed": int(self.seed)}
+        kw = {
+            "theta": params.theta,
+            "semantics": self.semantics,
+            "cpu_serialization": self.cpu_serialization,
+            "noise": self.noise_dicts(),
+            "seed": int(self.seed),
+        }
         kw.update(params.model_kwargs())
         return kw
 
@@ -189,8 +195,9 @@ def simulate(handle, params: Params, options: SimOptions, record: bool = False) 
     return Simulation(raw, params, options)
 
 
-def simulate_samples(handle, n: int, params: Params, options: SimOptions, threads: int | None = None,
-                     progress=None) -> Samples:
+def simulate_samples(
+    handle, n: int, params: Params, options: SimOptions, threads: int | None = None, progress=None
+) -> Samples:
     """`n` samples (0..n), on `threads` threads. With `progress(done, total)` the samples run
     in chunks, reporting between them (each call re-reads a noise trace file, so traces get
     at most 10 chunks); without, in one call."""

@@ -16,6 +16,7 @@ Times are µs (`ts`, `dur`), as the format requires. The data come from the Rust
 arrays; this module only selects a time window and formats, so the number of events it
 writes is capped (`--timeline-max-events`).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,11 @@ def check_output(path: str) -> None:
 def check_size(info: dict, window, max_events: int) -> None:
     """Refuse early when even a lower bound of the event count is over the cap."""
     if window is None and info["vertices"] > max_events:
-        raise InputError("--timeline", f"the graph has {info['vertices']:,} operations, more than --timeline-max-events "
-                                       f"{max_events:,}; select a time range with --timeline-window START:END or raise the cap")
+        raise InputError(
+            "--timeline",
+            f"the graph has {info['vertices']:,} operations, more than --timeline-max-events "
+            f"{max_events:,}; select a time range with --timeline-window START:END or raise the cap",
+        )
 
 
 def _slice_name(kind: int, other: int, nbytes: int) -> str:
@@ -74,8 +78,11 @@ def write_chrome_trace(path: str, tl: dict, graph, sim, window=None, max_events:
     fkeep = keep[tl["f_src"]] & keep[tl["f_dst"]] if len(tl["f_src"]) else np.zeros(0, dtype=bool)
     total = int(keep.sum() + tl["s_critical"][keep].sum() + 2 * wkeep.sum() + 2 * fkeep.sum())
     if total > max_events:
-        raise InputError("--timeline", f"{total:,} trace events exceed --timeline-max-events {max_events:,}; "
-                                       "narrow the time range with --timeline-window START:END")
+        raise InputError(
+            "--timeline",
+            f"{total:,} trace events exceed --timeline-max-events {max_events:,}; "
+            "narrow the time range with --timeline-window START:END",
+        )
     tid = tl["s_cpu"].astype(np.int64) * 1000 + tl["s_lane"].astype(np.int64)
     events = _metadata(ranks, np.unique(np.stack([tl["s_rank"][keep], tid[keep]]), axis=1) if keep.any() else None)
     events += _slices(tl, keep, tid, ranks)
@@ -98,13 +105,19 @@ def write_chrome_trace(path: str, tl: dict, graph, sim, window=None, max_events:
             json.dump(doc, f, separators=(",", ":"), allow_nan=False)
     except OSError as err:
         raise InputError(path, f"cannot write the timeline: {err.strerror}") from None
-    return {"path": path, "events": len(events), "critical_slices": int(tl["critical_slices"]),
-            "critical_messages": int(tl["critical_messages"])}
+    return {
+        "path": path,
+        "events": len(events),
+        "critical_slices": int(tl["critical_slices"]),
+        "critical_messages": int(tl["critical_messages"]),
+    }
 
 
 def _metadata(ranks: int, threads) -> list[dict]:
-    out = [{"ph": "M", "name": "process_name", "pid": ranks, "tid": 0, "args": {"name": "critical path"}},
-           {"ph": "M", "name": "process_sort_index", "pid": ranks, "tid": 0, "args": {"sort_index": -1}}]
+    out = [
+        {"ph": "M", "name": "process_name", "pid": ranks, "tid": 0, "args": {"name": "critical path"}},
+        {"ph": "M", "name": "process_sort_index", "pid": ranks, "tid": 0, "args": {"sort_index": -1}},
+    ]
     for r in range(ranks):
         out.append({"ph": "M", "name": "process_name", "pid": r, "tid": 0, "args": {"name": f"rank {r}"}})
         out.append({"ph": "M", "name": "process_sort_index", "pid": r, "tid": 0, "args": {"sort_index": r}})
@@ -120,17 +133,39 @@ def _metadata(ranks: int, threads) -> list[dict]:
 def _slices(tl: dict, keep, tid, ranks: int) -> list[dict]:
     idx = np.nonzero(keep)[0]
     idx = idx[np.argsort(tl["s_t0_ns"][idx], kind="stable")]
-    cols = [tl[k][idx].tolist() for k in ("s_rank", "s_kind", "s_t0_ns", "s_t1_ns", "s_other", "s_bytes", "s_local", "s_tag", "s_critical", "s_val")]
+    cols = [
+        tl[k][idx].tolist()
+        for k in (
+            "s_rank",
+            "s_kind",
+            "s_t0_ns",
+            "s_t1_ns",
+            "s_other",
+            "s_bytes",
+            "s_local",
+            "s_tag",
+            "s_critical",
+            "s_val",
+        )
+    ]
     out, crit = [], []
-    for i, t, (rank, kind, a, b, other, nbytes, local, tag, critical, val) in zip(idx.tolist(), tid[idx].tolist(), zip(*cols)):
+    for t, (rank, kind, a, b, other, nbytes, local, tag, critical, val) in zip(tid[idx].tolist(), zip(*cols)):
         name = _slice_name(kind, other, nbytes)
         args = {"op": None if local == NONE else local, "rank": rank}
         if kind == 0:
             args["ns"] = val
         else:
             args.update(bytes=nbytes, peer=None if other == NONE else other, tag=None if tag == NONE else tag)
-        ev = {"name": name, "cat": SLICE_CAT[kind], "ph": "X", "ts": _us(a), "dur": _us(b - a),
-              "pid": rank, "tid": t, "args": args}
+        ev = {
+            "name": name,
+            "cat": SLICE_CAT[kind],
+            "ph": "X",
+            "ts": _us(a),
+            "dur": _us(b - a),
+            "pid": rank,
+            "tid": t,
+            "args": args,
+        }
         if critical:
             ev["cat"] += ",critical"
             ev["cname"] = CRITICAL_COLOUR
@@ -154,9 +189,16 @@ def _waits(tl: dict, keep) -> list[dict]:
 def _flows(tl: dict, keep, tid) -> list[dict]:
     out = []
     src, dst = tl["f_src"][keep], tl["f_dst"][keep]
-    cols = [tl["s_rank"][src].tolist(), tid[src].tolist(), tl["s_t0_ns"][src].tolist(),
-            tl["s_rank"][dst].tolist(), tid[dst].tolist(), tl["s_t0_ns"][dst].tolist(),
-            tl["f_critical"][keep].tolist(), tl["s_bytes"][dst].tolist()]
+    cols = [
+        tl["s_rank"][src].tolist(),
+        tid[src].tolist(),
+        tl["s_t0_ns"][src].tolist(),
+        tl["s_rank"][dst].tolist(),
+        tid[dst].tolist(),
+        tl["s_t0_ns"][dst].tolist(),
+        tl["f_critical"][keep].tolist(),
+        tl["s_bytes"][dst].tolist(),
+    ]
     for n, (sr, st, sa, dr, dt, da, critical, nbytes) in enumerate(zip(*cols)):
         cat = "msg,critical" if critical else "msg"
         name = f"message {fmt_size(nbytes)}"

@@ -10,6 +10,7 @@ own environment options (Open MPI ``-x``, MPICH/Intel Hydra ``-genv``, Slurm
     lib = build_tracer(info)
     argv, env = launch_command(["mpirun", "-np", "4", "./app"], lib, {"LATITUDE_TRACE_PREFIX": ...})
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,10 +33,10 @@ FAMILIES = ("openmpi", "mpich", "intel")
 class MPIInfo:
     """What `mpicc` says about the MPI it compiles for."""
 
-    family: str            # "openmpi", "mpich", "intel" or "unknown"
-    mpicc: str             # absolute path of the compiler wrapper
-    show: str              # its `-show` output: the real compile/link line
-    library: str | None    # the MPI shared library it links (resolved path)
+    family: str  # "openmpi", "mpich", "intel" or "unknown"
+    mpicc: str  # absolute path of the compiler wrapper
+    show: str  # its `-show` output: the real compile/link line
+    library: str | None  # the MPI shared library it links (resolved path)
 
 
 # ---- sources ----
@@ -45,8 +46,10 @@ def tracer_sources() -> Path:
     for cand in (here / "_tracer", here.parent.parent / "tracer"):
         if (cand / "Makefile").is_file() and (cand / "lt.h").is_file():
             return cand
-    raise ToolError("the tracer's C sources are missing from this installation "
-                    f"(looked in {here / '_tracer'} and {here.parent.parent / 'tracer'})")
+    raise ToolError(
+        "the tracer's C sources are missing from this installation "
+        f"(looked in {here / '_tracer'} and {here.parent.parent / 'tracer'})"
+    )
 
 
 def source_hash(src: Path) -> str:
@@ -137,7 +140,7 @@ def probe_mpi(mpicc: str) -> MPIInfo:
 
 
 def launcher_family(argv: list[str]) -> str:
-    """"openmpi", "mpich", "intel" (both Hydra), "srun" or "unknown" (run as is)."""
+    """ "openmpi", "mpich", "intel" (both Hydra), "srun" or "unknown" (run as is)."""
     if not argv:
         raise InputError("trace", "no launcher given (use: latitude trace -- mpirun -np 4 ./app)")
     name = Path(argv[0]).name
@@ -175,8 +178,7 @@ def cache_key(info: MPIInfo, src: Path) -> str:
     return h.hexdigest()[:20]
 
 
-def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False,
-                 log=None, name: str = LIB_NAME) -> Path:
+def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False, log=None, name: str = LIB_NAME) -> Path:
     """Compile the tracer for this MPI once; returns the cached library's path. `name` picks
     another artifact of the same sources (the latency injector, the calibration program)."""
     src = tracer_sources()
@@ -189,11 +191,13 @@ def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False,
         log(f"building {what} for {info.family} with {info.mpicc} (once, cached in {target_dir})")
     target_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
-        proc = subprocess.run(["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}",
-                               f"{tmp}/{name}"], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}", f"{tmp}/{name}"],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
-            raise ToolError(f"building {name} with {info.mpicc} failed:\n"
-                            f"{proc.stdout}{proc.stderr}".rstrip())
+            raise ToolError(f"building {name} with {info.mpicc} failed:\n{proc.stdout}{proc.stderr}".rstrip())
         target_dir.mkdir(exist_ok=True)
         os.replace(Path(tmp) / name, lib)  # atomic: concurrent builds do not collide
     return lib
@@ -233,7 +237,7 @@ class TraceSummary:
     ranks: int
     calls: int
     bytes: int
-    endings: dict[str, int]    # "#@ end" reason -> number of ranks ("missing" if none)
+    endings: dict[str, int]  # "#@ end" reason -> number of ranks ("missing" if none)
 
 
 def rank_of(path: Path) -> int:

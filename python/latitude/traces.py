@@ -8,6 +8,7 @@
 so every command that takes a graph also takes a trace; :func:`add_schedule_args` gives
 such commands the conversion flags (``--coll``, ``--timemult``, ...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,10 @@ class ScheduleReport(GraphReport):
     def summary(self) -> str:
         """One line: ranks, ops, messages, collectives by algorithm, unmodelled calls."""
         s, i = self.stats, self.info
-        parts = [f"{s['ranks']} ranks, {s['events']:,} calls → {i['vertices']:,} ops, "
-                 f"{i['messages']:,} messages ({fmt_size(i['bytes'])})"]
+        parts = [
+            f"{s['ranks']} ranks, {s['events']:,} calls → {i['vertices']:,} ops, "
+            f"{i['messages']:,} messages ({fmt_size(i['bytes'])})"
+        ]
         if s["collectives"]:
             colls = ", ".join(f"{k.replace(' ', '/')} {v:,}" for k, v in s["collectives"].items())
             parts.append(f"collectives (calls on all ranks): {colls}")
@@ -106,8 +109,14 @@ def schedule(path: str, options: ScheduleOptions | None = None, progress: bool =
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
     o = options or ScheduleOptions()
-    kwargs = dict(coll=o.coll, timemult=float(o.timemult), request_size=o.request_size, mpi=o.mpi,
-                  p2p=o.p2p, collectives=o.collectives)
+    kwargs = dict(
+        coll=o.coll,
+        timemult=float(o.timemult),
+        request_size=o.request_size,
+        mpi=o.mpi,
+        p2p=o.p2p,
+        collectives=o.collectives,
+    )
     core = _core()
     if progress and _trace_bytes(path) >= _PROGRESS_BYTES:
         from latitude.progress import progress as bar
@@ -131,15 +140,32 @@ def _trace_bytes(path: str) -> int:
 def add_schedule_args(p: argparse.ArgumentParser) -> None:
     """Trace-conversion flags for commands that take a graph (used when it is a trace)."""
     grp = p.add_argument_group("trace conversion (when the input is a trace directory or rank-0 file)")
-    grp.add_argument("--coll", metavar="SPEC", default="default",
-                     help="collective algorithms: default | schedgen, and/or COLL=ALG[<=SIZE],... "
-                          "e.g. 'allreduce=recdoub<=64KiB,ring;bcast=binomial' (see docs/schedule.md)")
-    grp.add_argument("--timemult", type=float, default=1000.0, metavar="N",
-                     help="multiply trace time differences (µs) by N (default 1000: ns)")
-    grp.add_argument("--request-size", default="auto", metavar="auto|4|8",
-                     help="sizeof(MPI_Request) for request arrays in plain traces (default auto)")
-    grp.add_argument("--mpi", default="auto", choices=("auto", "openmpi", "mpich"),
-                     help="MPI constants of plain traces (default: detected)")
+    grp.add_argument(
+        "--coll",
+        metavar="SPEC",
+        default="default",
+        help="collective algorithms: default | schedgen, and/or COLL=ALG[<=SIZE],... "
+        "e.g. 'allreduce=recdoub<=64KiB,ring;bcast=binomial' (see docs/schedule.md)",
+    )
+    grp.add_argument(
+        "--timemult",
+        type=float,
+        default=1000.0,
+        metavar="N",
+        help="multiply trace time differences (µs) by N (default 1000: ns)",
+    )
+    grp.add_argument(
+        "--request-size",
+        default="auto",
+        metavar="auto|4|8",
+        help="sizeof(MPI_Request) for request arrays in plain traces (default auto)",
+    )
+    grp.add_argument(
+        "--mpi",
+        default="auto",
+        choices=("auto", "openmpi", "mpich"),
+        help="MPI constants of plain traces (default: detected)",
+    )
 
 
 def schedule_options_from_args(args: argparse.Namespace) -> ScheduleOptions:
@@ -150,7 +176,11 @@ def schedule_options_from_args(args: argparse.Namespace) -> ScheduleOptions:
         request_size = int(rs)
     else:
         raise InputError("--request-size", f"expected auto, 4 or 8, got {rs!r}")
-    return ScheduleOptions(coll=getattr(args, "coll", "default"), timemult=getattr(args, "timemult", 1000.0),
-                           request_size=request_size, mpi=getattr(args, "mpi", "auto"),
-                           p2p=not getattr(args, "no_p2p", False),
-                           collectives=not getattr(args, "no_collectives", False))
+    return ScheduleOptions(
+        coll=getattr(args, "coll", "default"),
+        timemult=getattr(args, "timemult", 1000.0),
+        request_size=request_size,
+        mpi=getattr(args, "mpi", "auto"),
+        p2p=not getattr(args, "no_p2p", False),
+        collectives=not getattr(args, "no_collectives", False),
+    )

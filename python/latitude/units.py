@@ -4,6 +4,7 @@ Times are returned in nanoseconds (float), sizes in bytes (int). A per-byte gap 
 ``-G 0.018ns`` is a time (ns per byte); bandwidths may be given instead (``-G 50GB/s``,
 ``-G 400Gbit/s``) and are converted to ns per byte. Bare numbers mean ns or bytes.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,14 +13,36 @@ from latitude.errors import InputError
 
 _TIME = {"": 1.0, "ns": 1.0, "ps": 1e-3, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
 _SIZE = {
-    "": 1, "b": 1, "B": 1,
-    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-    "kB": 10**3, "K": 1024, "M": 1024**2, "G": 1024**3,
-    "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
+    "": 1,
+    "b": 1,
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "kB": 10**3,
+    "K": 1024,
+    "M": 1024**2,
+    "G": 1024**3,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+    "TiB": 1024**4,
 }
-_RATE = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
-         "bit/s": 1 / 8, "Kbit/s": 1e3 / 8, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8,
-         "Tbit/s": 1e12 / 8, "Gb/s": 1e9 / 8, "Mb/s": 1e6 / 8}
+_RATE = {
+    "B/s": 1.0,
+    "KB/s": 1e3,
+    "MB/s": 1e6,
+    "GB/s": 1e9,
+    "TB/s": 1e12,
+    "bit/s": 1 / 8,
+    "Kbit/s": 1e3 / 8,
+    "Mbit/s": 1e6 / 8,
+    "Gbit/s": 1e9 / 8,
+    "Tbit/s": 1e12 / 8,
+    "Gb/s": 1e9 / 8,
+    "Mb/s": 1e6 / 8,
+}
 _NUM = re.compile(r"^\s*([+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\s\d].*?)?\s*$")
 
 

@@ -24,6 +24,7 @@ Predictions use the rendezvous protocol the injector realises (handshake) and th
 limit S of the machine, which the injector is given too; collectives use the default
 algorithms of ``latitude schedule``, which the injector re-implements.
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,8 +42,10 @@ from latitude.errors import InputError, ToolError
 from latitude.units import parse_range, parse_time
 
 # stdout lines that report times differ between runs; everything else must be identical
-_TIMING = re.compile(r"(?i)elapsed|time|perf|wall|cpu|second|%|/s\b|µs|\bms\b"
-                     r"|^\s*\w+\s*\|.*\|")  # and rows of timing tables (LAMMPS' "Pair | 0.55 | ...")
+_TIMING = re.compile(
+    r"(?i)elapsed|time|perf|wall|cpu|second|%|/s\b|µs|\bms\b"
+    r"|^\s*\w+\s*\|.*\|"
+)  # and rows of timing tables (LAMMPS' "Pair | 0.55 | ...")
 
 
 def parse_grid(text: str, where: str = "--delta-L") -> list[float]:
@@ -67,16 +70,16 @@ def parse_grid(text: str, where: str = "--delta-L") -> list[float]:
 
 @dataclass
 class ValidateOptions:
-    deltas: list[float]                 # ΔL grid, ns
+    deltas: list[float]  # ΔL grid, ns
     reps: int = 5
     outdir: Path = Path("latitude-validate")
-    machine: str | None = None          # machine file; None: calibrate under the injector
-    trace_dir: Path | None = None       # an existing trace of the same run (skips tracing)
+    machine: str | None = None  # machine file; None: calibrate under the injector
+    trace_dir: Path | None = None  # an existing trace of the same run (skips tracing)
     calib_sizes: tuple = ()
     calib_batches: int = 11
     calib_iters: int = 200
-    calib_repeat: int = 3               # calibration runs, combined by per-size medians
-    traces: int = 1                     # traced runs; the median one's graph is used
+    calib_repeat: int = 3  # calibration runs, combined by per-size medians
+    traces: int = 1  # traced runs; the median one's graph is used
     check_output: bool = True
     timeout: float | None = None
     title: str | None = None
@@ -107,10 +110,17 @@ class Point:
         return (self.predicted_ns - self.mean_ns) / self.mean_ns
 
     def row(self) -> dict:
-        return {"delta_L_us": self.delta_ns / 1e3, "predicted_us": self.predicted_ns / 1e3,
-                "mean_us": self.mean_ns / 1e3, "std_us": self.std_ns / 1e3,
-                "min_us": min(self.runs_ns) / 1e3, "max_us": max(self.runs_ns) / 1e3,
-                "runs": len(self.runs_ns), "error_pct": 100 * self.error, "lambda_L": self.lambda_L}
+        return {
+            "delta_L_us": self.delta_ns / 1e3,
+            "predicted_us": self.predicted_ns / 1e3,
+            "mean_us": self.mean_ns / 1e3,
+            "std_us": self.std_ns / 1e3,
+            "min_us": min(self.runs_ns) / 1e3,
+            "max_us": max(self.runs_ns) / 1e3,
+            "runs": len(self.runs_ns),
+            "error_pct": 100 * self.error,
+            "lambda_L": self.lambda_L,
+        }
 
 
 def rrmse(points: list[Point]) -> tuple[float, float]:
@@ -136,11 +146,19 @@ class Validation:
     trace_checks: list = field(default_factory=list)
 
     def summary(self) -> dict:
-        return {"rrmse": self.rrmse, "rmse_ns": self.rmse_ns, "points": [p.row() for p in self.points],
-                "params": self.params.to_dict(), "baseline_L_ns": self.baseline_L_ns,
-                "trace_dir": str(self.trace_dir), "machine": str(self.machine_path),
-                "output_identical": self.output_identical, "files": self.files, "notes": self.notes,
-                "trace_checks": self.trace_checks}
+        return {
+            "rrmse": self.rrmse,
+            "rmse_ns": self.rmse_ns,
+            "points": [p.row() for p in self.points],
+            "params": self.params.to_dict(),
+            "baseline_L_ns": self.baseline_L_ns,
+            "trace_dir": str(self.trace_dir),
+            "machine": str(self.machine_path),
+            "output_identical": self.output_identical,
+            "files": self.files,
+            "notes": self.notes,
+            "trace_checks": self.trace_checks,
+        }
 
 
 # ---- steps ----
@@ -160,8 +178,10 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> str
         tracer.repair(f)
     s = tracer.summarize(outdir)
     if proc.returncode != 0 or not s.files or set(s.endings) != {"finalize"}:
-        raise ToolError(f"the traced run of `{' '.join(launch.argv)}` failed (status "
-                        f"{proc.returncode}, {s.ranks} trace files):\n" + proc.stderr.strip()[-800:])
+        raise ToolError(
+            f"the traced run of `{' '.join(launch.argv)}` failed (status "
+            f"{proc.returncode}, {s.ranks} trace files):\n" + proc.stderr.strip()[-800:]
+        )
     return proc.stdout
 
 
@@ -175,8 +195,14 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB)
     # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
     calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
-    m, command = calibrate.measure(calib_launch, opts.calib_sizes or calibrate.DEFAULT_SIZES,
-                                   opts.calib_batches, opts.calib_iters, lib, repeat=opts.calib_repeat)
+    m, command = calibrate.measure(
+        calib_launch,
+        opts.calib_sizes or calibrate.DEFAULT_SIZES,
+        opts.calib_batches,
+        opts.calib_iters,
+        lib,
+        repeat=opts.calib_repeat,
+    )
     f = calibrate.fit(m)
     path = outdir / "machine.toml"
     path.write_text(calibrate.to_toml(f, command, injector=True))
@@ -193,8 +219,10 @@ def launcher_part(argv: list[str]) -> list[str]:
         path = a if os.sep in a else shutil.which(a)
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return argv[:i]
-    raise InputError(" ".join(argv), "cannot tell where the program starts in the launch command "
-                     "(give --machine, or the program as a path)")
+    raise InputError(
+        " ".join(argv),
+        "cannot tell where the program starts in the launch command (give --machine, or the program as a path)",
+    )
 
 
 def predict(trace_dir: Path, params, deltas: list[float]):
@@ -226,8 +254,10 @@ def check_note(c: dict) -> str:
     if c["traced_ns"] is None:
         return f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0"
     err = c["predicted_ns"] / c["traced_ns"] - 1
-    return (f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0, the traced run took "
-            f"{c['traced_ns'] / 1e6:.1f} ms ({100 * err:+.1f} %)")
+    return (
+        f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0, the traced run took "
+        f"{c['traced_ns'] / 1e6:.1f} ms ({100 * err:+.1f} %)"
+    )
 
 
 def median_trace(checks: list[dict]) -> dict:
@@ -236,8 +266,9 @@ def median_trace(checks: list[dict]) -> dict:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def run_grid(launch: inject.Launch, params, points: list[Point], reps: int, timeout, update,
-             reference: list[str] | None) -> bool | None:
+def run_grid(
+    launch: inject.Launch, params, points: list[Point], reps: int, timeout, update, reference: list[str] | None
+) -> bool | None:
     """reps × grid runs under the injector, rep-major with alternating direction (slow drifts
     of the machine then average out over the grid). Returns whether every run printed the
     same results as the traced run (None when not checked)."""
@@ -262,13 +293,20 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     outdir = Path(opts.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     notes = []
-    trace_dirs = [Path(opts.trace_dir)] if opts.trace_dir else \
-        [outdir / "traces"] if opts.traces == 1 else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
+    trace_dirs = (
+        [Path(opts.trace_dir)]
+        if opts.trace_dir
+        else [outdir / "traces"]
+        if opts.traces == 1
+        else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
+    )
     reference = None
     if not opts.trace_dir:
         for i, d in enumerate(trace_dirs):
-            log(f"tracing `{' '.join(launch.argv)}` at ΔL = 0"
-                f"{f' ({i + 1} of {len(trace_dirs)})' if len(trace_dirs) > 1 else ''} ...")
+            log(
+                f"tracing `{' '.join(launch.argv)}` at ΔL = 0"
+                f"{f' ({i + 1} of {len(trace_dirs)})' if len(trace_dirs) > 1 else ''} ..."
+            )
             out = trace_run(launch, d, opts.timeout)
             if i == 0:
                 reference = _result_lines(out) if opts.check_output else None
@@ -296,8 +334,12 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
 
 # ---- outputs ----
 def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
-    files = {"csv": str(outdir / "validation.csv"), "runs": str(outdir / "runs.csv"),
-             "json": str(outdir / "validation.json"), "plot": str(outdir / "validation.png")}
+    files = {
+        "csv": str(outdir / "validation.csv"),
+        "runs": str(outdir / "runs.csv"),
+        "json": str(outdir / "validation.json"),
+        "plot": str(outdir / "validation.png"),
+    }
     rows = [p.row() for p in v.points]
     with open(files["csv"], "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -314,24 +356,31 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
     from latitude.plots import runtime_plot
 
     measured = [{"delta_us": r["delta_L_us"], "mean_us": r["mean_us"], "std_us": r["std_us"]} for r in rows]
-    runtime_plot(v.sens, v.tol, files["plot"], measured=measured,
-                 title=f"{title}: RRMSE {100 * v.rrmse:.2f} %")
+    runtime_plot(v.sens, v.tol, files["plot"], measured=measured, title=f"{title}: RRMSE {100 * v.rrmse:.2f} %")
     return files
 
 
 def table(v: Validation) -> str:
     out = [f"{'ΔL (µs)':>8} {'predicted (ms)':>15} {'measured (ms)':>22} {'error':>8} {'λ_L':>7}"]
     for p in v.points:
-        out.append(f"{p.delta_ns / 1e3:>8.1f} {p.predicted_ns / 1e6:>15.3f} "
-                   f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}")
-    out.append(f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
-               f"{len(v.points[0].runs_ns)} runs)")
+        out.append(
+            f"{p.delta_ns / 1e3:>8.1f} {p.predicted_ns / 1e6:>15.3f} "
+            f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}"
+        )
+    out.append(
+        f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
+        f"{len(v.points[0].runs_ns)} runs)"
+    )
     used = next((c for c in v.trace_checks if c["trace"] == v.trace_dir.name), None)
     if used and used["traced_ns"]:
-        out.append(f"at ΔL = 0 the model gives {used['predicted_ns'] / 1e6:.3f} ms for the traced run, which "
-                   f"took {used['traced_ns'] / 1e6:.3f} ms ({100 * (used['predicted_ns'] / used['traced_ns'] - 1):+.2f} %: "
-                   "the model's and the calibration's own error, without run-to-run variation)")
+        out.append(
+            f"at ΔL = 0 the model gives {used['predicted_ns'] / 1e6:.3f} ms for the traced run, which "
+            f"took {used['traced_ns'] / 1e6:.3f} ms ({100 * (used['predicted_ns'] / used['traced_ns'] - 1):+.2f} %: "
+            "the model's and the calibration's own error, without run-to-run variation)"
+        )
     if v.output_identical is not None:
-        out.append("application output identical to the traced run in every injected run: "
-                   + ("yes" if v.output_identical else "NO"))
+        out.append(
+            "application output identical to the traced run in every injected run: "
+            + ("yes" if v.output_identical else "NO")
+        )
     return "\n".join(out)

@@ -26,6 +26,12 @@ fn main() {
         let mut last = 0.0;
         let s = schedule(&set, &ScheduleOptions::default(), &mut |_, _| last = t.elapsed().as_secs_f64()).unwrap();
         let all = t.elapsed().as_secs_f64();
-        println!("schedule: {} events, {} vertices in {all:.3} s ({:.2} M events/s); graph matching/ordering after the last rank: {:.3} s", s.stats.events, s.graph.len(), s.stats.events as f64 / all / 1e6, all - last);
+        println!(
+            "schedule: {} events, {} vertices in {all:.3} s ({:.2} M events/s); graph matching/ordering after the last rank: {:.3} s",
+            s.stats.events,
+            s.graph.len(),
+            s.stats.events as f64 / all / 1e6,
+            all - last
+        );
     }
 }

@@ -22,7 +22,8 @@ fn main() {
     let t = Instant::now();
     let mut g = if let Some(rounds) = path.strip_prefix("random:") {
         // The analysis bench's random message graph: 64 ranks, `rounds` rounds.
-        let spec = latitude_core::gen::random::RandomSpec { ranks: 64, rounds: rounds.parse().expect("rounds"), seed: 2, max_calc: 20_000, ..Default::default() };
+        let spec =
+            latitude_core::gen::random::RandomSpec { ranks: 64, rounds: rounds.parse().expect("rounds"), seed: 2, max_calc: 20_000, ..Default::default() };
         latitude_core::gen::random::random_graph(&spec).unwrap()
     } else {
         let file = JobFile::read(path).unwrap_or_else(|e| panic!("{e}"));
@@ -88,5 +89,12 @@ fn main() {
     eprintln!("tol     {:>8.3} s  evaluations {:?}", t.elapsed().as_secs_f64(), res.iter().map(|r| r.evaluations).collect::<Vec<_>>());
     let t = Instant::now();
     let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
-    eprintln!("sweep   {:>8.3} s  {} breakpoints, {} evaluations, {} passes  peak {}", t.elapsed().as_secs_f64(), sw.breakpoints.len(), sw.evaluations, sw.passes, hwm());
+    eprintln!(
+        "sweep   {:>8.3} s  {} breakpoints, {} evaluations, {} passes  peak {}",
+        t.elapsed().as_secs_f64(),
+        sw.breakpoints.len(),
+        sw.evaluations,
+        sw.passes,
+        hwm()
+    );
 }

@@ -24,7 +24,6 @@ use crate::model::{Affine, Point, NPARAM};
 /// Column names of the parameter columns, in θ order (L, o, g, G, O).
 pub const PARAM_COLS: [&str; NPARAM] = ["l", "o", "gap", "g", "O"];
 
-
 /// A row-wise sparse LP: minimise `cost · x` s.t. `row_lower ≤ A x`, `col_lower ≤ x`.
 pub struct LpModel {
     pub num_col: usize,

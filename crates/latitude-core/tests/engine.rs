@@ -19,7 +19,7 @@ fn worked_example_late_sender() {
         let pr = predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
         assert_eq!(ns(&pr), l + 2015.0);
         assert_eq!(pr.right[p::L], 1);
-        assert_eq!(pr.left[p::L], if l == 0.0 { 1 } else { 1 });
+        assert_eq!(pr.left[p::L], 1);
         assert_eq!(pr.right[p::G_BYTE], 3);
     }
 }
@@ -90,7 +90,13 @@ fn engine_equals_reference_on_random_graphs() {
         for m in models() {
             let mut g = g0.clone();
             let plan = Plan::prepare(&mut g, m).unwrap();
-            let pt = point(rng.below(3000) as f64, rng.below(500) as f64, rng.below(100) as f64, [0.0, 0.018, 1.0][rng.below(3) as usize], [0.0, 0.5][rng.below(2) as usize]);
+            let pt = point(
+                rng.below(3000) as f64,
+                rng.below(500) as f64,
+                rng.below(100) as f64,
+                [0.0, 0.018, 1.0][rng.below(3) as usize],
+                [0.0, 0.5][rng.below(2) as usize],
+            );
             let pr = predict(&g, &plan, &pt).unwrap();
             let mut reference = Reference::new(&g, m, pt);
             assert_eq!(pr.t, reference.runtime(), "seed {} model {m:?}", spec.seed);

@@ -76,7 +76,17 @@ fn reproduces_schedgens_worked_example() {
     let s = run(&dir, &opts);
     let (ops, edges) = rank_ops(&s.graph, 0);
     let want_ops = [
-        "send 4b to 1", "calc 50000", "recv 4b from 1", "calc 8000", "calc 0", "calc 39000", "send 1b to 1", "recv 1b from 1", "calc 0", "calc 10000", "calc 50000",
+        "send 4b to 1",
+        "calc 50000",
+        "recv 4b from 1",
+        "calc 8000",
+        "calc 0",
+        "calc 39000",
+        "send 1b to 1",
+        "recv 1b from 1",
+        "calc 0",
+        "calc 10000",
+        "calc 50000",
     ];
     assert_eq!(ops, want_ops);
     // l1 requires l2; l3 requires l4; l4 irequires l1; l5 requires l1, l3, l6; l6 irequires l3;
@@ -84,8 +94,19 @@ fn reproduces_schedgens_worked_example() {
     // Schedgen's `l4 irequires l1` is written as the identical `l4 requires l2` (l1's only
     // predecessor), and `l6 irequires l3` as `l6 requires l4`.
     let mut want = vec![
-        (1, 2, false), (3, 4, false), (4, 2, false), (5, 1, false), (5, 3, false), (5, 6, false), (6, 4, false),
-        (9, 7, false), (9, 8, false), (7, 10, false), (8, 10, false), (10, 5, false), (11, 9, false),
+        (1, 2, false),
+        (3, 4, false),
+        (4, 2, false),
+        (5, 1, false),
+        (5, 3, false),
+        (5, 6, false),
+        (6, 4, false),
+        (9, 7, false),
+        (9, 8, false),
+        (7, 10, false),
+        (8, 10, false),
+        (10, 5, false),
+        (11, 9, false),
     ];
     want.sort();
     assert_eq!(edges, want);
@@ -274,7 +295,11 @@ MPI_Finalize:400:-\n";
 fn malformed_traces_name_file_and_line() {
     let ok = "MPI_Init:-:1:2:0\nMPI_Finalize:5:-\n";
     for (name, r0, want) in [
-        ("unmatched", "MPI_Init:-:1:2:0\nMPI_Send:1:1:1:1,4,4:1:0:5,0,2:2\nMPI_Finalize:5:-\n", "t-0.txt:2: send to rank 1 (tag 0 on MPI_COMM_WORLD) has no matching receive"),
+        (
+            "unmatched",
+            "MPI_Init:-:1:2:0\nMPI_Send:1:1:1:1,4,4:1:0:5,0,2:2\nMPI_Finalize:5:-\n",
+            "t-0.txt:2: send to rank 1 (tag 0 on MPI_COMM_WORLD) has no matching receive",
+        ),
         ("first", "MPI_Send:1:1:1:1,4,4:1:0:5,0,2:2\n", "t-0.txt:1: expected MPI_Init or MPI_Init_thread as the first call, got MPI_Send"),
         ("peer", "MPI_Init:-:1:2:0\nMPI_Send:1:1:1:1,4,4:7:0:5,0,2:2\n", "t-0.txt:2: MPI_Send: peer rank 7 outside its communicator of 2 ranks"),
         ("root", "MPI_Init:-:1:2:0\nMPI_Bcast:1:1:1:1,4,4:5:5,0,2:2\n", "t-0.txt:2: MPI_Bcast: root 5 outside its communicator of 2 ranks"),

@@ -271,11 +271,8 @@ fn critical_path_of_the_worked_example() {
     let r = sim(&g, &o, &point(500.0, 0.0, 0.0, 5.0, 0.0));
     let rec = r.record.as_ref().unwrap();
     let cp = rec.critical_path(&g);
-    let names: Vec<(u32, &str)> = cp
-        .slices
-        .iter()
-        .map(|&i| (rec.slices[i as usize].rank, latitude_core::sim::SLICE_NAMES[rec.slices[i as usize].kind as usize]))
-        .collect();
+    let names: Vec<(u32, &str)> =
+        cp.slices.iter().map(|&i| (rec.slices[i as usize].rank, latitude_core::sim::SLICE_NAMES[rec.slices[i as usize].kind as usize])).collect();
     assert_eq!(names, vec![(0, "calc"), (0, "send"), (1, "recv"), (1, "calc")]);
     assert_eq!(cp.messages.len(), 1);
     // every op has a start and an end; the waits include rank 1's recv waiting for data

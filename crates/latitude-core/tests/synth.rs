@@ -210,7 +210,9 @@ fn compute_is_seeded_and_distributed() {
 
 #[test]
 fn jobs_side_by_side_and_every() {
-    let g = gen("[JOB] a\n[RANKS] 4-7,0\n[ITERATIONS] 10\n[MOTIF] allreduce bytes=8 every=5\n\n[JOB] b\n[NID_LIST] 1-3\n[MOTIF] Init\n[MOTIF] pingpong\n[MOTIF] Fini\n");
+    let g = gen(
+        "[JOB] a\n[RANKS] 4-7,0\n[ITERATIONS] 10\n[MOTIF] allreduce bytes=8 every=5\n\n[JOB] b\n[NID_LIST] 1-3\n[MOTIF] Init\n[MOTIF] pingpong\n[MOTIF] Fini\n",
+    );
     assert_eq!(g.num_ranks(), 8);
     let t = traffic(&g);
     // job a: 5 ranks, recdoub: 4·2 + 2·1 = 10 messages per allreduce, 2 allreduces
@@ -273,10 +275,8 @@ fn rebuild(g: &ExecGraph, order: &[u32]) -> latitude_core::GraphBuilder {
 
 /// (rank, local) of every op with its partner's, and T with λ_L at a few points.
 fn fingerprint(mut g: ExecGraph) -> (Vec<(u32, u32, u32, u32)>, Vec<(i128, u64)>) {
-    let mut pairs: Vec<(u32, u32, u32, u32)> = (0..g.len() as u32)
-        .filter(|&v| g.partner(v) != NONE)
-        .map(|v| (g.rank(v), g.local(v), g.rank(g.partner(v)), g.local(g.partner(v))))
-        .collect();
+    let mut pairs: Vec<(u32, u32, u32, u32)> =
+        (0..g.len() as u32).filter(|&v| g.partner(v) != NONE).map(|v| (g.rank(v), g.local(v), g.rank(g.partner(v)), g.local(g.partner(v)))).collect();
     pairs.sort_unstable();
     let plan = Plan::prepare(&mut g, Model { eager_limit: 1024, ..Model::default() }).unwrap();
     let t = [0.0, 800.0, 5000.0]
@@ -293,10 +293,10 @@ fn fingerprint(mut g: ExecGraph) -> (Vec<(u32, u32, u32, u32)>, Vec<(i128, u64)>
 fn in_order_fast_path_is_taken_and_agrees_with_finish() {
     let g = gen(&job("0-11", 3, "halo3d x=4KiB periodic=1\n[MOTIF] allreduce bytes=2KiB\n[MOTIF] sweep3d px=4 py=3 nz=8 kba=4 angles=2 mmi=1"));
     // Kept in emission order: each rank's ops are numbered in program order along the order.
-    let mut last = vec![None; 12];
+    let mut last = [None; 12];
     for v in 0..g.len() as u32 {
         let r = g.rank(v) as usize;
-        assert!(last[r].map_or(true, |l| l < g.local(v)), "rank {r} op {v} out of program order");
+        assert!(last[r].is_none_or(|l| l < g.local(v)), "rank {r} op {v} out of program order");
         last[r] = Some(g.local(v));
     }
     let stored: Vec<u32> = (0..g.len() as u32).collect();
@@ -309,7 +309,10 @@ fn in_order_fast_path_is_taken_and_agrees_with_finish() {
     let (off, ids) = g.by_rank();
     let a = rebuild(&g, &ids).finish_in_order().unwrap();
     let b = rebuild(&g, &ids).finish().unwrap();
-    assert_eq!((0..a.len() as u32).map(|v| (a.rank(v), a.local(v))).collect::<Vec<_>>(), (0..b.len() as u32).map(|v| (b.rank(v), b.local(v))).collect::<Vec<_>>());
+    assert_eq!(
+        (0..a.len() as u32).map(|v| (a.rank(v), a.local(v))).collect::<Vec<_>>(),
+        (0..b.len() as u32).map(|v| (b.rank(v), b.local(v))).collect::<Vec<_>>()
+    );
     assert_eq!(fingerprint(a), fingerprint(g));
     let _ = off;
 }

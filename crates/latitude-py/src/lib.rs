@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 mod sim;
 mod synth;
 
+use latitude_core::collectives::Selection;
 use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
-use latitude_core::collectives::Selection;
 use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
 use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;

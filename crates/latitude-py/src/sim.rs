@@ -53,7 +53,9 @@ fn noise_spec(list: Option<&Bound<'_, PyList>>) -> PyResult<Result<NoiseSpec, Er
         match target.as_str() {
             "calc" => spec.calc = Some(dist(&d)?),
             "latency" => spec.latency = Some(dist(&d)?),
-            "os" => spec.os.push(OsNoise::Periodic { period_ns: get(&d, "period")?, duration_ns: get(&d, "duration")?, synchronized: get(&d, "synchronized")? }),
+            "os" => {
+                spec.os.push(OsNoise::Periodic { period_ns: get(&d, "period")?, duration_ns: get(&d, "duration")?, synchronized: get(&d, "synchronized")? })
+            }
             "trace" => {
                 let path: String = get(&d, "path")?;
                 match sim::read_trace(&path) {

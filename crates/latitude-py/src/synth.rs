@@ -20,7 +20,14 @@ fn parse(path: &str, text: Option<&str>) -> Result<JobFile, Error> {
 /// (graph, stats). `progress(phase, done, total)` is called now and then.
 #[pyfunction]
 #[pyo3(signature = (path, text=None, seed=1, coll="default", progress=None))]
-pub fn generate_job<'py>(py: Python<'py>, path: String, text: Option<String>, seed: u64, coll: &str, progress: Option<Py<PyAny>>) -> PyResult<(Graph, Bound<'py, PyDict>)> {
+pub fn generate_job<'py>(
+    py: Python<'py>,
+    path: String,
+    text: Option<String>,
+    seed: u64,
+    coll: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Graph, Bound<'py, PyDict>)> {
     let coll = Selection::parse(coll).map_err(|m| input_error(py, Error { location: "--coll".into(), message: m }))?;
     let opts = SynthOptions { seed, coll };
     let res = py.detach(|| {

@@ -1,4 +1,5 @@
 """``latitude calibrate``: measure L, o, g, G, O, S and write a machine file."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,22 +24,34 @@ messages you care about travel (two nodes for the network, one node for shared m
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "calibrate", help="measure the LogGPS parameters (ping-pong, overheads, streaming)",
+        "calibrate",
+        help="measure the LogGPS parameters (ping-pong, overheads, streaming)",
         description="Measure half round trips, send/receive overheads, back-to-back sends and "
         "the eager limit between ranks 0 and 1, fit L, o, g, G, O, S with the model's formulas, "
         "print the fit and write a machine file usable as --machine.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("-o", "--output", metavar="TOML", help="write the machine file here")
-    p.add_argument("--sizes", metavar="LIST", help="message sizes, comma separated with units "
-                   "(default 0,8,64,256,1KiB,...,1MiB)")
+    p.add_argument(
+        "--sizes", metavar="LIST", help="message sizes, comma separated with units (default 0,8,64,256,1KiB,...,1MiB)"
+    )
     p.add_argument("--batches", type=int, default=11, help="timed batches per size (default 11)")
     p.add_argument("--iters", type=int, default=200, help="round trips per batch (default 200)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N",
-                   help="measurement runs, combined per size by the median before the fit "
-                   "(default 3; the notes show how far single-run fits are apart)")
-    p.add_argument("--under-injector", action="store_true",
-                   help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
-                   "becomes part of o and L, as in the runs `latitude validate` compares with)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="measurement runs, combined per size by the median before the fit "
+        "(default 3; the notes show how far single-run fits are apart)",
+    )
+    p.add_argument(
+        "--under-injector",
+        action="store_true",
+        help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
+        "becomes part of o and L, as in the runs `latitude validate` compares with)",
+    )
     p.add_argument("--json", action="store_true", help="print the fit as JSON on stdout")
     add_launch_args(p, "the measuring programs", "the launch command without a program, e.g. mpirun -np 2")
     p.set_defaults(func=run)
@@ -60,18 +73,33 @@ def run(args) -> int:
     sizes = parse_sizes(args.sizes)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild) if args.under_injector else None
-    inject.log(f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips"
-               f"{f', {args.repeat} runs' if args.repeat > 1 else ''} ({inject.environment_note()}) ...")
-    m, command = calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild,
-                                   repeat=args.repeat)
+    inject.log(
+        f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips"
+        f"{f', {args.repeat} runs' if args.repeat > 1 else ''} ({inject.environment_note()}) ..."
+    )
+    m, command = calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild, repeat=args.repeat)
     f = calibrate.fit(m)
     if args.output:
         with open(args.output, "w") as out:
             out.write(calibrate.to_toml(f, command, args.under_injector))
     if args.json:
-        print(json.dumps({"L_ns": f.L, "o_ns": f.o, "g_ns": f.g, "G_ns": f.G, "O_ns": f.O,
-                          "S": f.S, "r2": f.r2, "max_rel_error": f.max_rel_error,
-                          "rows": f.rows, "notes": f.notes}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "L_ns": f.L,
+                    "o_ns": f.o,
+                    "g_ns": f.g,
+                    "G_ns": f.G,
+                    "O_ns": f.O,
+                    "S": f.S,
+                    "r2": f.r2,
+                    "max_rel_error": f.max_rel_error,
+                    "rows": f.rows,
+                    "notes": f.notes,
+                },
+                indent=1,
+            )
+        )
     else:
         print(calibrate.table(f))
     if args.output:

@@ -1,15 +1,21 @@
 """`latitude demo`: the full analysis of the bundled example, with nothing to prepare."""
+
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="analyse the bundled example (no input needed)",
-                       description="Run Latitude's analysis on the bundled example: a 16-rank 2-D halo "
-                                   "exchange with a periodic allreduce (see examples/).")
+    p = sub.add_parser(
+        "demo",
+        help="analyse the bundled example (no input needed)",
+        description="Run Latitude's analysis on the bundled example: a 16-rank 2-D halo "
+        "exchange with a periodic allreduce (see examples/).",
+    )
     add_model_args(p)
-    p.add_argument("--out", metavar="DIR", default="latitude-demo", help="where plots and CSV go (default ./latitude-demo)")
+    p.add_argument(
+        "--out", metavar="DIR", default="latitude-demo", help="where plots and CSV go (default ./latitude-demo)"
+    )
     p.set_defaults(func=run)
 
 
@@ -49,9 +55,15 @@ def run(args) -> int:
     con.print()
     print_tables(sens, elapsed, con)
     os.makedirs(args.out, exist_ok=True)
-    written = runtime_plot(graph.sensitivity(params.L, hi, params=params), tol, os.path.join(args.out, "runtime.png"),
-                           title="Demo: predicted runtime vs added latency")
-    written += sensitivity_plot(sens, os.path.join(args.out, "sensitivity.png"), title="Demo: λ_L and ρ_L vs added latency")
+    written = runtime_plot(
+        graph.sensitivity(params.L, hi, params=params),
+        tol,
+        os.path.join(args.out, "runtime.png"),
+        title="Demo: predicted runtime vs added latency",
+    )
+    written += sensitivity_plot(
+        sens, os.path.join(args.out, "sensitivity.png"), title="Demo: λ_L and ρ_L vs added latency"
+    )
     con.print()
     for w in written:
         con.print(f"wrote {w}")

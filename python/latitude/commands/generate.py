@@ -1,4 +1,5 @@
 """`latitude generate JOB -o graph.goal`: a synthetic workload (job file) as an execution graph."""
+
 from __future__ import annotations
 
 import time
@@ -6,18 +7,29 @@ import time
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "generate", help="turn a job file of motifs into an execution graph (GOAL)",
+        "generate",
+        help="turn a job file of motifs into an execution graph (GOAL)",
         description="Generate the execution graph of a StressBench/SST-style job file: jobs on rank lists, "
-                    "ordered motif chains (pingpong, halo2d, halo3d, sweep3d, allreduce, bcast, reduce, "
-                    "alltoall, barrier, incast, compute). The format is in docs/workloads.md; every command "
-                    "that takes a graph also takes a job file. apps/motifs runs the same file for real.")
+        "ordered motif chains (pingpong, halo2d, halo3d, sweep3d, allreduce, bcast, reduce, "
+        "alltoall, barrier, incast, compute). The format is in docs/workloads.md; every command "
+        "that takes a graph also takes a job file. apps/motifs runs the same file for real.",
+    )
     p.add_argument("job", help="job file")
     p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (streamed)")
-    p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of the compute motifs' distributions (default 1)")
-    p.add_argument("--coll", metavar="SPEC", default="default",
-                   help="algorithms for collective motifs without alg= (docs/schedule.md syntax, default: MPICH-like)")
-    p.add_argument("--check", action="store_true",
-                   help="only parse: print the job file as understood (every value resolved), generate nothing")
+    p.add_argument(
+        "--seed", type=int, default=1, metavar="N", help="seed of the compute motifs' distributions (default 1)"
+    )
+    p.add_argument(
+        "--coll",
+        metavar="SPEC",
+        default="default",
+        help="algorithms for collective motifs without alg= (docs/schedule.md syntax, default: MPICH-like)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="only parse: print the job file as understood (every value resolved), generate nothing",
+    )
     p.add_argument("--json", action="store_true", help="print the generation statistics as JSON")
     p.set_defaults(func=run)
 

@@ -1,4 +1,5 @@
 """``latitude inject``: run an MPI program with ΔL added to its network latency."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,19 +27,22 @@ message is treated as eager (ΔL to the receiver only). See docs/validation.md."
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "inject", help="run an MPI program with added network latency (PMPI latency injector)",
+        "inject",
+        help="run an MPI program with added network latency (PMPI latency injector)",
         description="Build the latency injector for the MPI in use (once, cached), run the "
         "program with it preloaded on every rank, and report the runtime (MPI_Init end to "
         "MPI_Finalize start, the longest rank).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--delta-L", required=True, metavar="TIME", help="added latency ΔL, e.g. 50us")
-    p.add_argument("--eager-limit", metavar="SIZE",
-                   help="S: larger messages use the rendezvous rule (default: --machine's S, "
-                   "else every message is eager)")
-    p.add_argument("--machine", metavar="TOML",
-                   help="machine file (latitude calibrate): its S and L+2o, G+O estimates")
-    p.add_argument("--no-collectives", action="store_true",
-                   help="leave collectives to MPI (no latency added to them)")
+    p.add_argument(
+        "--eager-limit",
+        metavar="SIZE",
+        help="S: larger messages use the rendezvous rule (default: --machine's S, else every message is eager)",
+    )
+    p.add_argument("--machine", metavar="TOML", help="machine file (latitude calibrate): its S and L+2o, G+O estimates")
+    p.add_argument("--no-collectives", action="store_true", help="leave collectives to MPI (no latency added to them)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     add_launch_args(p, "the injector", "the launch command, e.g. mpirun -np 2 ./app", print_command=True)
     p.set_defaults(func=run)
@@ -52,8 +56,7 @@ def options(args) -> inject.InjectOptions:
     else:
         opts = inject.InjectOptions(delta_L=delta, collectives=coll)
     if args.eager_limit:
-        opts = inject.InjectOptions(delta, parse_size(args.eager_limit, "--eager-limit"),
-                                    opts.one_way, coll)
+        opts = inject.InjectOptions(delta, parse_size(args.eager_limit, "--eager-limit"), opts.one_way, coll)
     return opts
 
 
@@ -65,8 +68,7 @@ def run(args) -> int:
         env = inject.preload_env(lib, opts, Path("REPORT_DIR"))
         del env["LATITUDE_INJECT_REPORT"]
         cmd, _ = launch.command(env)
-        prefix = "" if launch.family != "unknown" else \
-            " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " "
+        prefix = "" if launch.family != "unknown" else " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " "
         print(prefix + shlex.join(cmd))
         return 0
     # the program's own output goes straight to the terminal
@@ -76,31 +78,44 @@ def run(args) -> int:
         status = proc.returncode
         ranks = inject.read_reports(Path(tmp))
     if not ranks:
-        raise ToolError(f"{launch.argv[0]} exited with status {status} and no rank wrote an "
-                        f"injector report. Was the program built with {launch.info.family} "
-                        f"({launch.info.mpicc}), and does it call MPI_Init and MPI_Finalize?")
+        raise ToolError(
+            f"{launch.argv[0]} exited with status {status} and no rank wrote an "
+            f"injector report. Was the program built with {launch.info.family} "
+            f"({launch.info.mpicc}), and does it call MPI_Init and MPI_Finalize?"
+        )
     res = inject.RunResult(status, ranks, wall)
     summary = _summary(res, opts)
     if args.json:
         print(json.dumps(summary, indent=1))
     s = "every message eager" if opts.eager_limit is None else f"eager ≤ {fmt_size(opts.eager_limit)}"
-    inject.log(f"ΔL = {fmt_time(opts.delta_L)} ({s}): runtime {res.runtime_ns / 1e9:.6f} s "
-               f"(MPI_Init end → MPI_Finalize start, longest of {len(ranks)} ranks), "
-               f"{summary['messages']:,} messages received, {summary['collectives']:,} collectives, "
-               f"held {summary['held_ns'] / 1e6:.3f} ms in all")
+    inject.log(
+        f"ΔL = {fmt_time(opts.delta_L)} ({s}): runtime {res.runtime_ns / 1e9:.6f} s "
+        f"(MPI_Init end → MPI_Finalize start, longest of {len(ranks)} ranks), "
+        f"{summary['messages']:,} messages received, {summary['collectives']:,} collectives, "
+        f"held {summary['held_ns'] / 1e6:.3f} ms in all"
+    )
     if summary["collectives_passed_through"]:
-        inject.log(f"{summary['collectives_passed_through']} collective calls were passed to MPI "
-                   "without added latency (see the warnings above)")
+        inject.log(
+            f"{summary['collectives_passed_through']} collective calls were passed to MPI "
+            "without added latency (see the warnings above)"
+        )
     if status != 0:
         inject.log(f"{launch.argv[0]} exited with status {status}")
     return status
 
 
 def _summary(res: inject.RunResult, opts: inject.InjectOptions) -> dict:
-    return {"delta_L_ns": opts.delta_L, "eager_limit": opts.eager_limit,
-            "runtime_ns": res.runtime_ns, "rank_span_ns": [r.span_ns for r in res.ranks],
-            "ranks": len(res.ranks), "wall_s": round(res.wall_s, 3), "launcher_status": res.returncode,
-            "messages": res.total("recvs"), "rendezvous": res.total("rendezvous"),
-            "collectives": res.total("collectives") // max(1, len(res.ranks)),
-            "held_ns": res.total("held_ns"),
-            "collectives_passed_through": res.total("collectives_passed_through")}
+    return {
+        "delta_L_ns": opts.delta_L,
+        "eager_limit": opts.eager_limit,
+        "runtime_ns": res.runtime_ns,
+        "rank_span_ns": [r.span_ns for r in res.ranks],
+        "ranks": len(res.ranks),
+        "wall_s": round(res.wall_s, 3),
+        "launcher_status": res.returncode,
+        "messages": res.total("recvs"),
+        "rendezvous": res.total("rendezvous"),
+        "collectives": res.total("collectives") // max(1, len(res.ranks)),
+        "held_ns": res.total("held_ns"),
+        "collectives_passed_through": res.total("collectives_passed_through"),
+    }

@@ -1,22 +1,33 @@
 """Arguments shared by the commands that build a PMPI library (or program) with the MPI's
 compiler wrapper and run the user's launcher: trace, inject, calibrate, validate."""
+
 from __future__ import annotations
 
 from latitude.errors import InputError
 
 
-def add_launch_args(p, builds: str, command_help: str, *, metavar: str = "-- LAUNCHER ARGS",
-                    rebuild: bool = True, print_command: bool = False) -> None:
+def add_launch_args(
+    p,
+    builds: str,
+    command_help: str,
+    *,
+    metavar: str = "-- LAUNCHER ARGS",
+    rebuild: bool = True,
+    print_command: bool = False,
+) -> None:
     """--mpicc, optionally --rebuild and --print-command, and the launch command itself;
     `builds` names what is built ("the tracer", "the injector", ...)."""
-    p.add_argument("--mpicc", metavar="PATH",
-                   help=f"MPI compiler wrapper to build {builds} with (default: the one next to "
-                   "the launcher, else mpicc on PATH)")
+    p.add_argument(
+        "--mpicc",
+        metavar="PATH",
+        help=f"MPI compiler wrapper to build {builds} with (default: the one next to the launcher, else mpicc on PATH)",
+    )
     if rebuild:
         p.add_argument("--rebuild", action="store_true", help=f"rebuild the cached {builds.removeprefix('the ')}")
     if print_command:
-        p.add_argument("--print-command", action="store_true",
-                       help=f"print the launch command with {builds}'s options and exit")
+        p.add_argument(
+            "--print-command", action="store_true", help=f"print the launch command with {builds}'s options and exit"
+        )
     p.add_argument("command", nargs="+", metavar=metavar, help=command_help)
 
 

@@ -1,4 +1,5 @@
 """`latitude lp GRAPH --export x.mps | --solve`: the LLAMP LP (Algorithm 1) with HiGHS."""
+
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
@@ -6,9 +7,12 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("lp", help="build the LLAMP linear program; export it or solve it with HiGHS",
-                       description="Build the LP of LLAMP's Algorithm 1 (parameters as variables with lower "
-                                   "bounds) and export it (.mps/.lp) or solve it with HiGHS.")
+    p = sub.add_parser(
+        "lp",
+        help="build the LLAMP linear program; export it or solve it with HiGHS",
+        description="Build the LP of LLAMP's Algorithm 1 (parameters as variables with lower "
+        "bounds) and export it (.mps/.lp) or solve it with HiGHS.",
+    )
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     add_model_args(p)
@@ -46,6 +50,8 @@ def run(args) -> int:
         if out["status"] != "optimal":
             con.print(f"HiGHS status: {out['status']}")
             return 1
-        con.print(f"HiGHS: optimal, T = {fmt_time(out['runtime_ns'])} ({out['runtime_ns']:,.3f} ns), "
-                  f"reduced cost of l = {out['reduced_cost_l']:g}")
+        con.print(
+            f"HiGHS: optimal, T = {fmt_time(out['runtime_ns'])} ({out['runtime_ns']:,.3f} ns), "
+            f"reduced cost of l = {out['reduced_cost_l']:g}"
+        )
     return 0

@@ -1,4 +1,5 @@
 """`latitude predict GRAPH`: runtime, λ_L, λ_G, λ_o, ρ_L and the critical path at one point."""
+
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
@@ -6,9 +7,12 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("predict", help="predict runtime, latency sensitivity and the critical path",
-                       description="Price an execution graph with LogGPS in one pass: T, exact right/left "
-                                   "derivatives λ_L, λ_G, λ_o, ρ_L and the critical path.")
+    p = sub.add_parser(
+        "predict",
+        help="predict runtime, latency sensitivity and the critical path",
+        description="Price an execution graph with LogGPS in one pass: T, exact right/left "
+        "derivatives λ_L, λ_G, λ_o, ρ_L and the critical path.",
+    )
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     add_model_args(p)

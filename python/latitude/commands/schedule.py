@@ -1,4 +1,5 @@
 """`latitude schedule TRACES -o app.goal`: a liballprof trace as an execution graph (GOAL)."""
+
 from __future__ import annotations
 
 import sys
@@ -8,11 +9,13 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "schedule", help="convert a trace into an execution graph (GOAL)",
+        "schedule",
+        help="convert a trace into an execution graph (GOAL)",
         description="Convert liballprof v1 traces (ours with '#@' extension lines, or other people's) into "
-                    "an execution graph: computation between calls, point-to-point with requests, "
-                    "collectives from the algorithm library (--coll). Prints a one-line summary; the "
-                    "calls that are not modelled (their time stays computation) follow on stderr.")
+        "an execution graph: computation between calls, point-to-point with requests, "
+        "collectives from the algorithm library (--coll). Prints a one-line summary; the "
+        "calls that are not modelled (their time stays computation) follow on stderr.",
+    )
     p.add_argument("traces", help="trace directory or the rank-0 trace file")
     p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (LogGOPSim's format)")
     add_schedule_args(p)

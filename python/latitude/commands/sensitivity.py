@@ -1,4 +1,5 @@
 """`latitude sensitivity GRAPH --range A:B`: every critical latency (or G breakpoint), exact."""
+
 from __future__ import annotations
 
 import time
@@ -8,20 +9,29 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sensitivity", help="critical latencies and λ, ρ on every piece of T(L) (or T(G))",
-                       description="Find every critical point of the runtime in L (or G) on a range, exactly, "
-                                   "with the slope on each side and T, λ, ρ on each linear piece.")
+    p = sub.add_parser(
+        "sensitivity",
+        help="critical latencies and λ, ρ on every piece of T(L) (or T(G))",
+        description="Find every critical point of the runtime in L (or G) on a range, exactly, "
+        "with the slope on each side and T, λ, ρ on each linear piece.",
+    )
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     p.add_argument("--range", required=True, metavar="A:B", help="parameter range, e.g. 0:100us (for G: 0:0.1ns)")
     p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
     p.add_argument("--step", metavar="X", help="LLAMP-style coarsening: no two reported breakpoints closer than X")
-    p.add_argument("--method", choices=("engine", "lp"), default="engine",
-                   help="engine (exact, default) or lp (LLAMP Algorithm 2 with HiGHS ranging)")
+    p.add_argument(
+        "--method",
+        choices=("engine", "lp"),
+        default="engine",
+        help="engine (exact, default) or lp (LLAMP Algorithm 2 with HiGHS ranging)",
+    )
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, ns)")
     p.add_argument("--csv", metavar="FILE", help="write the curve (T, λ, ρ on --points points plus every breakpoint)")
-    p.add_argument("--points", type=int, default=100, metavar="N", help="grid points of the CSV/plot curve (default 100)")
+    p.add_argument(
+        "--points", type=int, default=100, metavar="N", help="grid points of the CSV/plot curve (default 100)"
+    )
     p.add_argument("--plot", metavar="FILE", help="λ and ρ vs Δ plot (.png/.svg; no extension: both)")
     p.set_defaults(func=run)
 
@@ -81,14 +91,25 @@ def print_tables(sens, elapsed: float, con) -> None:
     for col in (sens.param, "runtime T", f"λ_{sens.param} left → right"):
         t.add_column(col, justify="right")
     for b in sens.breakpoints:
-        t.add_row(fx(float(b.at)), fmt_time(float(b.left(b.at))), f"{b.left.slope:,} → {b.right.slope:,}" + ("" if b.exact else " (merged)"))
+        t.add_row(
+            fx(float(b.at)),
+            fmt_time(float(b.left(b.at))),
+            f"{b.left.slope:,} → {b.right.slope:,}" + ("" if b.exact else " (merged)"),
+        )
     con.print(t)
     p = Table(title="Linear pieces")
     for col in ("from", "to", f"λ_{sens.param}", "T from", "T to", f"ρ_{sens.param} from", f"ρ_{sens.param} to"):
         p.add_column(col, justify="right")
     for row in sens.to_dict()["pieces"]:
-        p.add_row(fx(row["from_ns"]), fx(row["to_ns"]), f"{row['slope']:,}", fmt_time(row["runtime_from_ns"]),
-                  fmt_time(row["runtime_to_ns"]), f"{row['rho_from']:.4f}", f"{row['rho_to']:.4f}")
+        p.add_row(
+            fx(row["from_ns"]),
+            fx(row["to_ns"]),
+            f"{row['slope']:,}",
+            fmt_time(row["runtime_from_ns"]),
+            fmt_time(row["runtime_to_ns"]),
+            f"{row['rho_from']:.4f}",
+            f"{row['rho_to']:.4f}",
+        )
     con.print(p)
     if sens.method != "engine":
         how = f"{sens.evaluations} HiGHS solves"

@@ -1,5 +1,6 @@
 """`latitude simulate GRAPH`: LogGOPS discrete-event simulation — per-rank end times, noise,
 Monte Carlo variability, Chrome-trace timelines. Semantics: docs/simulator.md."""
+
 from __future__ import annotations
 
 from latitude.params import add_model_args, params_from_args
@@ -7,24 +8,38 @@ from latitude.params import add_model_args, params_from_args
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "simulate", help="discrete-event LogGOPS simulation (CPU/NIC contention, matching, noise, timelines)",
+        "simulate",
+        help="discrete-event LogGOPS simulation (CPU/NIC contention, matching, noise, timelines)",
         description="Simulate an execution graph event by event: per-rank CPUs and NICs, dynamic message "
-                    "matching (ANY_SOURCE/ANY_TAG), eager and rendezvous protocols, noise. By default the "
-                    "DESIGN §4 model (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
-                    "--loggopsim-compat reproduces LogGOPSim's per-rank end times.")
+        "matching (ANY_SOURCE/ANY_TAG), eager and rendezvous protocols, noise. By default the "
+        "DESIGN §4 model (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
+        "--loggopsim-compat reproduces LogGOPSim's per-rank end times.",
+    )
     p.add_argument("graph", help="GOAL file")
     add_model_args(p)
     sem = p.add_argument_group("semantics")
-    sem.add_argument("--loggopsim-compat", action="store_true",
-                     help="LogGOPSim v1's rules and quirks, integer ns (parameters must be integers)")
-    sem.add_argument("--no-cpu-serialization", action="store_true",
-                     help="let a rank's operations overlap on its CPU (the engine's max-plus model)")
+    sem.add_argument(
+        "--loggopsim-compat",
+        action="store_true",
+        help="LogGOPSim v1's rules and quirks, integer ns (parameters must be integers)",
+    )
+    sem.add_argument(
+        "--no-cpu-serialization",
+        action="store_true",
+        help="let a rank's operations overlap on its CPU (the engine's max-plus model)",
+    )
     noise = p.add_argument_group("noise and variability")
-    noise.add_argument("--noise", action="append", metavar="SPEC",
-                       help="calc:gaussian:sigma=5%% | calc:lognormal:sigma=0.2 | calc:uniform:0:2us | "
-                            "latency:gaussian:sigma=200ns | os:period=1ms,duration=20us[,sync] | trace:FILE "
-                            "(repeatable)")
-    noise.add_argument("--noise-cosched", action="store_true", help="one noise phase for all ranks (trace and os noise)")
+    noise.add_argument(
+        "--noise",
+        action="append",
+        metavar="SPEC",
+        help="calc:gaussian:sigma=5%% | calc:lognormal:sigma=0.2 | calc:uniform:0:2us | "
+        "latency:gaussian:sigma=200ns | os:period=1ms,duration=20us[,sync] | trace:FILE "
+        "(repeatable)",
+    )
+    noise.add_argument(
+        "--noise-cosched", action="store_true", help="one noise phase for all ranks (trace and os noise)"
+    )
     noise.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0; runs are deterministic)")
     noise.add_argument("--samples", type=int, metavar="N", help="N Monte Carlo runs: runtime percentiles")
     noise.add_argument("--threads", type=int, metavar="N", help="threads for --samples (default: all cores)")
@@ -33,9 +48,16 @@ def register(sub) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="machine-readable output (times in ns)")
     out.add_argument("--timeline", metavar="OUT.json", help="Chrome trace / Perfetto timeline of the run")
-    out.add_argument("--timeline-window", metavar="START:END", help="only events overlapping this time window, e.g. 0:200us")
-    out.add_argument("--timeline-max-events", type=int, default=2_000_000, metavar="N",
-                     help="refuse timelines with more trace events than this (default 2000000)")
+    out.add_argument(
+        "--timeline-window", metavar="START:END", help="only events overlapping this time window, e.g. 0:200us"
+    )
+    out.add_argument(
+        "--timeline-max-events",
+        type=int,
+        default=2_000_000,
+        metavar="N",
+        help="refuse timelines with more trace events than this (default 2000000)",
+    )
     p.set_defaults(func=run)
 
 
@@ -54,9 +76,13 @@ def _options(args):
     for flag in ("hist", "csv"):
         if getattr(args, flag) and not args.samples:
             raise InputError(f"--{flag}", "needs --samples N")
-    return SimOptions(semantics="loggopsim" if args.loggopsim_compat else "design",
-                      cpu_serialization=not args.no_cpu_serialization, noise=tuple(args.noise or ()),
-                      noise_cosched=args.noise_cosched, seed=args.seed)
+    return SimOptions(
+        semantics="loggopsim" if args.loggopsim_compat else "design",
+        cpu_serialization=not args.no_cpu_serialization,
+        noise=tuple(args.noise or ()),
+        noise_cosched=args.noise_cosched,
+        seed=args.seed,
+    )
 
 
 def run(args) -> int:
@@ -88,8 +114,12 @@ def run(args) -> int:
     if samples is not None and args.hist:
         from latitude.plot_variability import runtime_histogram
 
-        runtime_histogram(samples, args.hist, title=_title(graph, opts),
-                          baseline_ns=baseline.runtime_ns if baseline is not None else None)
+        runtime_histogram(
+            samples,
+            args.hist,
+            title=_title(graph, opts),
+            baseline_ns=baseline.runtime_ns if baseline is not None else None,
+        )
     if samples is not None and args.csv:
         samples.write_csv(args.csv)
     if args.json:
@@ -153,24 +183,37 @@ def _print_tables(graph, sim, baseline, samples, timeline, args) -> None:
     head.add_column(style="bold")
     head.add_column()
     head.add_row("graph", f"{info['ranks']} ranks, {info['vertices']:,} ops, {info['messages']:,} messages")
-    sem = "LogGOPSim-compatible (integer ns)" if sim.options.semantics == "loggopsim" else "DESIGN §4" + (
-        ", CPU serialization" if sim.options.cpu_serialization else ", no CPU serialization")
+    sem = (
+        "LogGOPSim-compatible (integer ns)"
+        if sim.options.semantics == "loggopsim"
+        else "DESIGN §4" + (", CPU serialization" if sim.options.cpu_serialization else ", no CPU serialization")
+    )
     head.add_row("semantics", sem)
     head.add_row("parameters", sim.describe_params())
     for d in sim.options.noise_dicts():
         head.add_row("noise", describe(d) + f"  (seed {sim.options.seed})")
     head.add_row("runtime", f"{fmt_time(sim.runtime_ns)}  ({_exact(sim.runtime_ns, sim)} ns)")
     if baseline is not None:
-        head.add_row("without noise", f"{fmt_time(baseline.runtime_ns)}  (noise adds {_pct(sim.runtime_ns, baseline.runtime_ns)})")
+        head.add_row(
+            "without noise",
+            f"{fmt_time(baseline.runtime_ns)}  (noise adds {_pct(sim.runtime_ns, baseline.runtime_ns)})",
+        )
     rate = sim.events / sim.raw["elapsed_s"] if sim.raw["elapsed_s"] > 0 else 0
     head.add_row("events", f"{sim.events:,}  ({rate / 1e6:.1f} M events/s)")
     if sim.raw["static_mismatches"]:
-        head.add_row("matching", f"{sim.raw['static_mismatches']:,} messages matched a different receive than in trace order")
+        head.add_row(
+            "matching", f"{sim.raw['static_mismatches']:,} messages matched a different receive than in trace order"
+        )
     if sim.raw["unfinished"]:
-        head.add_row("warning", f"{sim.raw['unfinished']:,} operations never completed (LogGOPSim reports the times anyway)")
+        head.add_row(
+            "warning", f"{sim.raw['unfinished']:,} operations never completed (LogGOPSim reports the times anyway)"
+        )
     if timeline:
-        head.add_row("timeline", f"{timeline['path']} ({timeline['events']:,} trace events, "
-                                 f"critical path: {timeline['critical_slices']} phases, {timeline['critical_messages']} messages)")
+        head.add_row(
+            "timeline",
+            f"{timeline['path']} ({timeline['events']:,} trace events, "
+            f"critical path: {timeline['critical_slices']} phases, {timeline['critical_messages']} messages)",
+        )
     con.print(head)
     con.print()
     con.print(_rank_table(sim))
@@ -218,5 +261,7 @@ def _samples_table(samples, reference, args):
     for key in ("p50", "p90", "p99", "max", "mean", "min"):
         v = st[f"{key}_ns"]
         t.add_row(key, fmt_time(v), _pct(v, base))
-    t.add_row("std", fmt_time(st["std_ns"]), f"{100 * st['std_ns'] / st['mean_ns']:.2f} % of mean" if st["mean_ns"] else "–")
+    t.add_row(
+        "std", fmt_time(st["std_ns"]), f"{100 * st['std_ns'] / st['mean_ns']:.2f} % of mean" if st["mean_ns"] else "–"
+    )
     return t

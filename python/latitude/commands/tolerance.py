@@ -1,4 +1,5 @@
 """`latitude tolerance GRAPH`: the largest L (or G) within 1 / 2 / 5 % of the baseline runtime."""
+
 from __future__ import annotations
 
 import time
@@ -8,23 +9,35 @@ from latitude.traces import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("tolerance", help="largest latency (or G) keeping the slowdown under x %%",
-                       description="x % tolerance: the largest L (or G) with T ≤ (1 + x/100)·T(baseline), exact; "
-                                   "or, with --map, the joint L × G tolerance regions.")
+    p = sub.add_parser(
+        "tolerance",
+        help="largest latency (or G) keeping the slowdown under x %%",
+        description="x % tolerance: the largest L (or G) with T ≤ (1 + x/100)·T(baseline), exact; "
+        "or, with --map, the joint L × G tolerance regions.",
+    )
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="slowdown limits in percent (default 1,2,5)")
     p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
     p.add_argument("--baseline", metavar="VALUE", help="baseline L (or G); default: the model's value (-L / -G)")
-    p.add_argument("--method", choices=("engine", "lp"), default="engine", help="engine (exact, default) or lp (max-ℓ LP with HiGHS)")
+    p.add_argument(
+        "--method",
+        choices=("engine", "lp"),
+        default="engine",
+        help="engine (exact, default) or lp (max-ℓ LP with HiGHS)",
+    )
     p.add_argument("--map", metavar="L=A:B,G=C:D", help="joint region in the L × G window (baseline = -L, -G)")
     p.add_argument("--resolution", type=int, default=64, metavar="N", help="G grid points of --map (default 64)")
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, ns)")
     p.add_argument("--csv", metavar="FILE", help="write the results (or the map's boundary points) as CSV")
     p.add_argument("--plot", metavar="FILE", help="plot: runtime with tolerance zones, or the L × G map (.png/.svg)")
-    p.add_argument("--range", metavar="A:B", help="L range of the runtime plot (default: baseline to past the largest tolerance)")
-    p.add_argument("--measured", metavar="CSV", help="overlay measured runtimes (delta_L_us, mean_us, std_us) on the plot")
+    p.add_argument(
+        "--range", metavar="A:B", help="L range of the runtime plot (default: baseline to past the largest tolerance)"
+    )
+    p.add_argument(
+        "--measured", metavar="CSV", help="overlay measured runtimes (delta_L_us, mean_us, std_us) on the plot"
+    )
     p.set_defaults(func=run)
 
 
@@ -73,7 +86,9 @@ def report(args, graph, tol, elapsed: float) -> int:
 
     written = []
     if args.csv:
-        tol.to_frame().to_csv(args.csv, index=False) if _has_pandas() else _write_rows_csv(tol.to_dict()["tolerance"], args.csv)
+        tol.to_frame().to_csv(args.csv, index=False) if _has_pandas() else _write_rows_csv(
+            tol.to_dict()["tolerance"], args.csv
+        )
         written.append(args.csv)
     if args.plot:
         written += runtime_plot(args, graph, tol)
@@ -84,13 +99,19 @@ def report(args, graph, tol, elapsed: float) -> int:
         return 0
     is_l = tol.param == "L"
     fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
-    t = Table(title=f"{tol.param} tolerance ({tol.method}): baseline {fx(tol.baseline)}, T = {fmt_time(tol.baseline_runtime)}")
+    t = Table(
+        title=f"{tol.param} tolerance ({tol.method}): baseline {fx(tol.baseline)}, T = {fmt_time(tol.baseline_runtime)}"
+    )
     for col in ("slowdown ≤", f"largest {tol.param}", f"Δ{tol.param} over baseline", "runtime limit"):
         t.add_column(col, justify="right")
     for r in tol.to_dict()["tolerance"]:
         m = r["max_ns"]
-        t.add_row(f"{r['pct']:g} %", "unbounded" if m is None else fx(m), "unbounded" if m is None else "+" + fx(r["delta_ns"]),
-                  fmt_time(r["runtime_limit_ns"]))
+        t.add_row(
+            f"{r['pct']:g} %",
+            "unbounded" if m is None else fx(m),
+            "unbounded" if m is None else "+" + fx(r["delta_ns"]),
+            fmt_time(r["runtime_limit_ns"]),
+        )
     con = console()
     con.print(t)
     con.print(f"{elapsed:.3g} s")
@@ -102,7 +123,8 @@ def report(args, graph, tol, elapsed: float) -> int:
 def runtime_plot(args, graph, tol) -> list[str]:
     """Runtime vs ΔL with the zones; range: baseline to 1.5× the largest bounded tolerance."""
     from latitude.errors import InputError
-    from latitude.plots import read_measured, runtime_plot as plot
+    from latitude.plots import read_measured
+    from latitude.plots import runtime_plot as plot
     from latitude.units import parse_range, parse_time
 
     if tol.param != "L":
@@ -140,14 +162,23 @@ def run_map(args, graph, params, pcts) -> int:
         out["seconds"] = elapsed
         print_json(out)
         return 0
-    tab = Table(title=f"L × G tolerance map, T₀ = {tmap.baseline_runtime:,.0f} ns, {args.resolution} G values (exact points)")
+    tab = Table(
+        title=f"L × G tolerance map, T₀ = {tmap.baseline_runtime:,.0f} ns, {args.resolution} G values (exact points)"
+    )
     for col in ("slowdown ≤", "G range inside (ns/B)", "largest L at G_min", "largest L at G_max"):
         tab.add_column(col, justify="right")
     for pct, pts in tmap.curves.items():
         inside = [(g, l, st) for g, l, st in pts if l is not None]
-        fmt = lambda x: "–" if x is None else ("≥ window" if x[2] == "beyond" else f"{float(x[1]) / 1e3:.4g} µs")
-        tab.add_row(f"{pct} %", f"{float(inside[0][0]):.4g} … {float(inside[-1][0]):.4g}" if inside else "none",
-                    fmt(inside[0] if inside else None), fmt(inside[-1] if inside else None))
+
+        def fmt(x):
+            return "–" if x is None else ("≥ window" if x[2] == "beyond" else f"{float(x[1]) / 1e3:.4g} µs")
+
+        tab.add_row(
+            f"{pct} %",
+            f"{float(inside[0][0]):.4g} … {float(inside[-1][0]):.4g}" if inside else "none",
+            fmt(inside[0] if inside else None),
+            fmt(inside[-1] if inside else None),
+        )
     con = console()
     con.print(tab)
     con.print(f"{elapsed:.3g} s")

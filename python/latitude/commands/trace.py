@@ -1,4 +1,5 @@
 """``latitude trace``: run an MPI program under the PMPI tracer, one trace file per rank."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from latitude import tracer
 from latitude.commands.launch_args import add_launch_args
-from latitude.inject import run_launcher
 from latitude.errors import InputError, ToolError
+from latitude.inject import run_launcher
 from latitude.units import parse_size
 
 EPILOG = """\
@@ -25,15 +26,26 @@ The files are liballprof v1 traces (Schedgen/LLAMP readers parse them) with Lati
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "trace", help="run an MPI program under the PMPI tracer (one trace file per rank)",
+        "trace",
+        help="run an MPI program under the PMPI tracer (one trace file per rank)",
         description="Build the tracer for the MPI in use (once, cached), run the launcher with "
         "the tracer preloaded on every rank, and summarize the traces.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-o", "--output", default="latitude-traces", metavar="DIR",
-                   help="directory for the rank files (default: %(default)s)")
-    p.add_argument("--padded", action="store_true",
-                   help="zero-pad rank numbers in file names as liballprof does "
-                   "(default: unpadded, the names Schedgen and LLAMP look for)")
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default="latitude-traces",
+        metavar="DIR",
+        help="directory for the rank files (default: %(default)s)",
+    )
+    p.add_argument(
+        "--padded",
+        action="store_true",
+        help="zero-pad rank numbers in file names as liballprof does "
+        "(default: unpadded, the names Schedgen and LLAMP look for)",
+    )
     p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     add_launch_args(p, "the tracer", "the launch command, e.g. mpirun -np 4 ./app", print_command=True)
@@ -51,8 +63,7 @@ def _build(info, force: bool) -> Path:
     from rich.console import Console
 
     with Console(stderr=True).status(f"building the tracer for {info.family} ...") as status:
-        return tracer.build_tracer(info, force=force,
-                                   log=lambda msg: status.update(f"latitude: {msg}"))
+        return tracer.build_tracer(info, force=force, log=lambda msg: status.update(f"latitude: {msg}"))
 
 
 def _prepare_output(outdir: Path) -> None:
@@ -64,8 +75,7 @@ def _prepare_output(outdir: Path) -> None:
 
 
 def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
-    env = {"LD_PRELOAD": tracer.preload_value(lib),
-           "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
+    env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
     if args.padded:
         env["LATITUDE_TRACE_PADDED"] = "1"
     if args.buffer:
@@ -88,16 +98,25 @@ def run(args) -> int:
     family = tracer.launcher_family(argv)
     info = tracer.probe_mpi(tracer.find_mpicc(argv, args.mpicc))
     hydra = {"mpich", "intel"}
-    if family in tracer.FAMILIES and info.family in tracer.FAMILIES and family != info.family \
-            and not {family, info.family} <= hydra:
-        raise InputError("--mpicc", f"{info.mpicc} builds for {info.family} but {argv[0]} "
-                         f"launches {family}; pass the matching --mpicc")
+    if (
+        family in tracer.FAMILIES
+        and info.family in tracer.FAMILIES
+        and family != info.family
+        and not {family, info.family} <= hydra
+    ):
+        raise InputError(
+            "--mpicc",
+            f"{info.mpicc} builds for {info.family} but {argv[0]} launches {family}; pass the matching --mpicc",
+        )
     lib = _build(info, args.rebuild)
     outdir = Path(args.output).absolute()
     cmd, env = tracer.launch_command(argv, family, _trace_env(lib, outdir, args))
     if args.print_command:
-        extra = "" if family != "unknown" else \
-            " ".join(f"{k}={shlex.quote(v)}" for k, v in _trace_env(lib, outdir, args).items()) + " "
+        extra = (
+            ""
+            if family != "unknown"
+            else " ".join(f"{k}={shlex.quote(v)}" for k, v in _trace_env(lib, outdir, args).items()) + " "
+        )
         print(extra + shlex.join(cmd))
         return 0
     _prepare_output(outdir)
@@ -114,21 +133,35 @@ def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_js
             f"{argv[0]} exited with status {status} and no rank wrote a trace to "
             f"{outdir}. Was the program built with {info.family} ({info.mpicc})? A statically "
             "linked MPI, a program that never calls MPI_Init, or MPICH's mpi_f08 Fortran "
-            "module cannot be traced (docs/tracing.md).")
+            "module cannot be traced (docs/tracing.md)."
+        )
     if as_json:
-        print(json.dumps({"traces_dir": str(outdir), "files": [str(f) for f in s.files],
-                          "ranks": s.ranks, "calls": s.calls, "bytes": s.bytes,
-                          "wall_s": round(wall, 3), "launcher_status": status,
-                          "endings": s.endings, "mpi": info.family}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "traces_dir": str(outdir),
+                    "files": [str(f) for f in s.files],
+                    "ranks": s.ranks,
+                    "calls": s.calls,
+                    "bytes": s.bytes,
+                    "wall_s": round(wall, 3),
+                    "launcher_status": status,
+                    "endings": s.endings,
+                    "mpi": info.family,
+                },
+                indent=1,
+            )
+        )
     first, last = s.files[0].name, s.files[-1].name
     _log(f"traces in {outdir}/ ({first}" + (f" ... {last})" if s.ranks > 1 else ")"))
     per_call = f", {s.bytes / s.calls:.0f} B/call" if s.calls else ""
-    _log(f"{s.ranks} ranks, {s.calls:,} calls, {_human_bytes(s.bytes)}{per_call}, "
-         f"wall {wall:.2f} s")
+    _log(f"{s.ranks} ranks, {s.calls:,} calls, {_human_bytes(s.bytes)}{per_call}, wall {wall:.2f} s")
     unfinished = {k: v for k, v in s.endings.items() if k != "finalize"}
     if unfinished:
-        _log("not every rank reached MPI_Finalize: " +
-             ", ".join(f"{v} ended by {k}" for k, v in sorted(unfinished.items())))
+        _log(
+            "not every rank reached MPI_Finalize: "
+            + ", ".join(f"{v} ended by {k}" for k, v in sorted(unfinished.items()))
+        )
     if status != 0:
         _log(f"{argv[0]} exited with status {status}")
     return status

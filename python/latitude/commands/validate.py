@@ -1,4 +1,5 @@
 """``latitude validate``: predicted runtime vs runs under injected latency, RRMSE."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,32 +30,56 @@ docs/validation.md."""
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "validate", help="compare predictions with runs under injected latency (RRMSE)",
+        "validate",
+        help="compare predictions with runs under injected latency (RRMSE)",
         description="Trace once, calibrate, predict over a ΔL grid, run the program under the "
         "latency injector at every ΔL, and report the relative RMS error of the predictions.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--delta-L", default="0:200us:9", metavar="GRID",
-                   help="ΔL grid: LO:HI:POINTS or a comma list (default %(default)s)")
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--delta-L",
+        default="0:200us:9",
+        metavar="GRID",
+        help="ΔL grid: LO:HI:POINTS or a comma list (default %(default)s)",
+    )
     p.add_argument("--reps", type=int, default=5, help="runs per ΔL (default %(default)s)")
-    p.add_argument("-o", "--output", default="latitude-validate", metavar="DIR",
-                   help="output directory (default %(default)s)")
+    p.add_argument(
+        "-o", "--output", default="latitude-validate", metavar="DIR", help="output directory (default %(default)s)"
+    )
     p.add_argument("--machine", metavar="TOML", help="machine file instead of calibrating")
     p.add_argument("--trace", metavar="DIR", help="use this trace of the same command instead of tracing")
-    p.add_argument("--traces", type=int, default=1, metavar="N",
-                   help="traced runs at ΔL = 0; the one whose prediction is the median is used "
-                   "(default %(default)s)")
-    p.add_argument("--calib-repeat", type=int, default=3, metavar="N",
-                   help="calibration runs, combined by per-size medians (default %(default)s)")
+    p.add_argument(
+        "--traces",
+        type=int,
+        default=1,
+        metavar="N",
+        help="traced runs at ΔL = 0; the one whose prediction is the median is used (default %(default)s)",
+    )
+    p.add_argument(
+        "--calib-repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="calibration runs, combined by per-size medians (default %(default)s)",
+    )
     p.add_argument("--calib-sizes", metavar="LIST", help="message sizes for the calibration")
-    p.add_argument("--no-check-output", action="store_true",
-                   help="do not compare the program's output between the traced and injected runs")
+    p.add_argument(
+        "--no-check-output",
+        action="store_true",
+        help="do not compare the program's output between the traced and injected runs",
+    )
     p.add_argument("--timeout", type=float, metavar="S", help="limit per run, seconds")
     p.add_argument("--title", help="plot title (default: the program)")
-    p.add_argument("--max-rrmse", type=float, metavar="PCT",
-                   help="exit with status 1 if the RRMSE exceeds PCT percent")
+    p.add_argument("--max-rrmse", type=float, metavar="PCT", help="exit with status 1 if the RRMSE exceeds PCT percent")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    add_launch_args(p, "the tracer, injector and calibration", "the launch command, e.g. mpirun -np 2 ./app",
-                    metavar="-- LAUNCHER PROGRAM ARGS", rebuild=False)
+    add_launch_args(
+        p,
+        "the tracer, injector and calibration",
+        "the launch command, e.g. mpirun -np 2 ./app",
+        metavar="-- LAUNCHER PROGRAM ARGS",
+        rebuild=False,
+    )
     p.set_defaults(func=run)
 
 
@@ -63,11 +88,18 @@ def run(args) -> int:
     if args.trace and not Path(args.trace).exists():
         raise InputError(args.trace, "no such trace directory")
     opts = validate.ValidateOptions(
-        deltas=validate.parse_grid(args.delta_L), reps=args.reps, outdir=Path(args.output),
-        machine=args.machine, trace_dir=Path(args.trace) if args.trace else None,
+        deltas=validate.parse_grid(args.delta_L),
+        reps=args.reps,
+        outdir=Path(args.output),
+        machine=args.machine,
+        trace_dir=Path(args.trace) if args.trace else None,
         calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
-        check_output=not args.no_check_output, timeout=args.timeout, title=args.title,
-        calib_repeat=args.calib_repeat, traces=args.traces)
+        check_output=not args.no_check_output,
+        timeout=args.timeout,
+        title=args.title,
+        calib_repeat=args.calib_repeat,
+        traces=args.traces,
+    )
     launch = inject.Launch.resolve(args.command, args.mpicc)
     v = validate.validate(launch, opts)
     if args.json:

@@ -35,7 +35,7 @@ impl Group {
     }
 
     fn leaves(&self, v: u32) -> bool {
-        v < 2 * self.rem && (v % 2 == 0) == self.even_leaves
+        v < 2 * self.rem && v.is_multiple_of(2) == self.even_leaves
     }
 
     /// New rank of v in the power-of-two group (v must not be a leaver).

@@ -146,7 +146,9 @@ pub enum Algorithm {
     Linear,
     Binomial,
     Binary,
-    Chain { segment: u64 },
+    Chain {
+        segment: u64,
+    },
     ScatterAllgather,
     RecDoub,
     Ring,
@@ -161,8 +163,21 @@ pub enum Algorithm {
 
 impl Algorithm {
     pub const NAMES: [&'static str; 15] = [
-        "none", "linear", "binomial", "binary", "chain", "scatter_allgather", "recdoub", "ring", "rabenseifner",
-        "reduce_bcast", "dissemination", "bruck", "pairwise", "rechalving", "schedgen",
+        "none",
+        "linear",
+        "binomial",
+        "binary",
+        "chain",
+        "scatter_allgather",
+        "recdoub",
+        "ring",
+        "rabenseifner",
+        "reduce_bcast",
+        "dissemination",
+        "bruck",
+        "pairwise",
+        "rechalving",
+        "schedgen",
     ];
 
     pub fn name(self) -> &'static str {

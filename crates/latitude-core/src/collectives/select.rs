@@ -119,7 +119,7 @@ impl Selection {
         let bytes = c.decision_bytes();
         if let Some(rules) = self.rules.get(&c.kind) {
             for r in rules {
-                if r.max_bytes.map_or(true, |m| bytes <= m) {
+                if r.max_bytes.is_none_or(|m| bytes <= m) {
                     return r.alg;
                 }
             }
@@ -225,7 +225,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// 65536 → "64KiB", 1000 → "1000".
 pub fn fmt_size(b: u64) -> String {
     for (unit, f) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if b >= f && b % f == 0 {
+        if b >= f && b.is_multiple_of(f) {
             return format!("{}{unit}", b / f);
         }
     }

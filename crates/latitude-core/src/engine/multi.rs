@@ -145,9 +145,9 @@ pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Resul
     for pt in points {
         plan.check(pt)?;
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(points.len()).max(1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, points.len().max(1));
     // Enough chunks to keep every core busy, none larger than K.
-    let size = points.len().div_ceil(threads).min(K).max(1);
+    let size = points.len().div_ceil(threads).clamp(1, K);
     let chunks: Vec<&[Point]> = points.chunks(size).collect();
     let pass = |chunk: &[Point]| -> Vec<Eval> { pass(g, plan, chunk, k) };
     if threads == 1 || chunks.len() == 1 || g.len() < 50_000 {

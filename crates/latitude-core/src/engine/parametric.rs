@@ -93,9 +93,7 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
         for iv in pending.drain(..) {
             let x = iv.la.meet(&iv.lb);
             match opts.step {
-                Some(step) if iv.b < iv.a.plus_int(step) => {
-                    out.breakpoints.push(Breakpoint { at: x, left: iv.la, right: iv.lb, exact: false })
-                }
+                Some(step) if iv.b < iv.a.plus_int(step) => out.breakpoints.push(Breakpoint { at: x, left: iv.la, right: iv.lb, exact: false }),
                 _ => todo.push((iv, x)),
             }
         }
@@ -118,7 +116,7 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
             }
         }
     }
-    out.breakpoints.sort_by(|a, b| a.at.cmp(&b.at));
+    out.breakpoints.sort_by_key(|a| a.at);
     if let Some(step) = opts.step {
         out.breakpoints = merge_closer_than(&out.breakpoints, step);
     }
@@ -132,8 +130,7 @@ fn sweep_envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, 
         plan.check(&base.at_ticks(k, x, 1))?;
     }
     let (lines, _, parts) = envelope_parallel(g, plan, base, k, lo, hi);
-    let breakpoints: Vec<Breakpoint> =
-        lines.windows(2).map(|w| Breakpoint { at: w[0].meet(&w[1]), left: w[0], right: w[1], exact: true }).collect();
+    let breakpoints: Vec<Breakpoint> = lines.windows(2).map(|w| Breakpoint { at: w[0].meet(&w[1]), left: w[0], right: w[1], exact: true }).collect();
     let pieces = pieces(Rat::int(lo), Rat::int(hi), lines[0], &breakpoints);
     Ok(Sweep { param: k, breakpoints, pieces, evaluations: 0, passes: parts })
 }

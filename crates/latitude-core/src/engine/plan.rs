@@ -34,8 +34,7 @@ impl Plan {
             let eager_limit = model.eager_limit;
             let sizes = g.val.clone();
             let kinds = g.kind.clone();
-            order::reorder_rendezvous(g, &|u| kinds[u] == Kind::Send && sizes[u] > eager_limit)
-                .map_err(|cycle| rendezvous_deadlock(g, &cycle, &model))?;
+            order::reorder_rendezvous(g, &|u| kinds[u] == Kind::Send && sizes[u] > eager_limit).map_err(|cycle| rendezvous_deadlock(g, &cycle, &model))?;
         }
         Plan::new(g, model)
     }
@@ -115,10 +114,13 @@ fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM]) {
 fn check_matched(g: &ExecGraph) -> Result<()> {
     if g.wildcards > 0 {
         return Err(match &g.source {
-            Some(s) => Error::in_file(&s.path, format!(
-                "{} receives use ANY_SOURCE/ANY_TAG (-1): the engine and the LP need matched messages; `latitude simulate` matches them dynamically",
-                g.wildcards
-            )),
+            Some(s) => Error::in_file(
+                &s.path,
+                format!(
+                    "{} receives use ANY_SOURCE/ANY_TAG (-1): the engine and the LP need matched messages; `latitude simulate` matches them dynamically",
+                    g.wildcards
+                ),
+            ),
             None => Error::new(format!("{} receives use ANY_SOURCE/ANY_TAG; the engine needs matched messages", g.wildcards)),
         });
     }

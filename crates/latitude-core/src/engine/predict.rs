@@ -9,8 +9,8 @@
 //! terms on the critical path; λ_G: bytes minus one per message; λ_o: overheads).
 //! The critical path follows, at every max, the candidate with the larger right slope in L.
 
-use super::plan::Plan;
 use super::path::{backtrack, summarize, PathSummary, Step};
+use super::plan::Plan;
 use super::walk::{walk, Domain, NO_TERM};
 use crate::error::Result;
 use crate::graph::{ExecGraph, NONE};
@@ -131,4 +131,3 @@ pub fn predict(g: &ExecGraph, plan: &Plan, pt: &Point) -> Result<Prediction> {
     let path = if g.is_empty() { Vec::new() } else { backtrack(g, plan, &rec, dom.best_v) };
     Ok(Prediction { point: *pt, t: best.t, right: best.hi, left: best.lo, path, last: dom.best_v })
 }
-

@@ -86,7 +86,11 @@ impl Gen<'_> {
     }
     fn size(&mut self) -> u64 {
         let s = &self.spec.sizes;
-        if s.is_empty() { 8 } else { s[self.rng.below(s.len() as u64) as usize] }
+        if s.is_empty() {
+            8
+        } else {
+            s[self.rng.below(s.len() as u64) as usize]
+        }
     }
     /// Make `v` the new tail of rank r (requires the old tail, maybe an older op too).
     fn after(&mut self, r: u32, v: u32) {

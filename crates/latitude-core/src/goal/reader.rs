@@ -221,10 +221,7 @@ impl Parser {
                 continue;
             }
             let Some(word) = c.ident() else {
-                return Err(self.err(format!(
-                    "expected a statement (num_ranks, rank N {{, }}, an operation or a dependency), found {}",
-                    c.found()
-                )));
+                return Err(self.err(format!("expected a statement (num_ranks, rank N {{, }}, an operation or a dependency), found {}", c.found())));
             };
             match word {
                 b"num_ranks" => self.num_ranks(&mut c)?,
@@ -251,10 +248,7 @@ impl Parser {
         let start = c.i;
         let mut v: u64 = 0;
         while let Some(d) = c.peek().filter(u8::is_ascii_digit) {
-            v = v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add((d - b'0') as u64))
-                .ok_or_else(|| self.err(format!("{what} is too large")))?;
+            v = v.checked_mul(10).and_then(|v| v.checked_add((d - b'0') as u64)).ok_or_else(|| self.err(format!("{what} is too large")))?;
             c.i += 1;
         }
         if c.i == start {
@@ -376,9 +370,13 @@ impl Parser {
             _ => {
                 let size = self.int(c, "message size")?;
                 c.ws();
-                if !(c.peek() == Some(b'b') && !c.s.get(c.i + 1).is_some_and(|&x| is_ident(x))) {
-                    return Err(self.err(format!("expected 'b' after the message size (e.g. '{} 8b {} 1'), found {}",
-                        kind.name(), if kind == Kind::Send { "to" } else { "from" }, c.found())));
+                if c.peek() != Some(b'b') || c.s.get(c.i + 1).is_some_and(|&x| is_ident(x)) {
+                    return Err(self.err(format!(
+                        "expected 'b' after the message size (e.g. '{} 8b {} 1'), found {}",
+                        kind.name(),
+                        if kind == Kind::Send { "to" } else { "from" },
+                        c.found()
+                    )));
                 }
                 c.i += 1;
                 let (kw, what) = if kind == Kind::Send { (&b"to"[..], "destination rank") } else { (&b"from"[..], "source rank") };
@@ -447,9 +445,9 @@ impl Parser {
             return Err(self.err("dependency outside a rank block"));
         }
         let lookup = |l: &[u8]| {
-            self.labels.get(l).ok_or_else(|| {
-                self.err(format!("unknown label '{}' (labels must be defined earlier in the same rank block)", String::from_utf8_lossy(l)))
-            })
+            self.labels
+                .get(l)
+                .ok_or_else(|| self.err(format!("unknown label '{}' (labels must be defined earlier in the same rank block)", String::from_utf8_lossy(l))))
         };
         let (ia, ib) = (lookup(a)?, lookup(b)?);
         if ia == ib {
@@ -471,10 +469,10 @@ impl Parser {
         };
         if let Some(missing) = self.seen.iter().position(|&s| !s) {
             let have = self.seen.iter().filter(|&&s| s).count();
-            return Err(Error::in_file(&self.name, format!(
-                "wrong rank count: num_ranks is {} but the file has blocks for {have} ranks (rank {missing} is missing)",
-                self.seen.len()
-            )));
+            return Err(Error::in_file(
+                &self.name,
+                format!("wrong rank count: num_ranks is {} but the file has blocks for {have} ranks (rank {missing} is missing)", self.seen.len()),
+            ));
         }
         b.finish()
     }

@@ -102,9 +102,7 @@ impl GraphBuilder {
             return Err(format!("more than {MAX_VERTICES} operations"));
         }
         match op.kind {
-            Kind::Send if op.peer >= self.num_ranks => {
-                return Err(format!("send to rank {} out of range (num_ranks {})", op.peer, self.num_ranks))
-            }
+            Kind::Send if op.peer >= self.num_ranks => return Err(format!("send to rank {} out of range (num_ranks {})", op.peer, self.num_ranks)),
             Kind::Recv if op.peer != ANY && op.peer >= self.num_ranks => {
                 return Err(format!("recv from rank {} out of range (num_ranks {})", op.peer, self.num_ranks))
             }
@@ -119,12 +117,10 @@ impl GraphBuilder {
         self.val.push(op.val);
         self.peer.push(if op.kind == Kind::Calc { 0 } else { op.peer });
         self.tag.push(if op.kind == Kind::Calc { 0 } else { op.tag });
-        if op.cpu != 0 || op.nic != 0 {
-            if !self.any_cpu_nic {
-                self.any_cpu_nic = true;
-                self.cpu.resize(id as usize, 0);
-                self.nic.resize(id as usize, 0);
-            }
+        if (op.cpu != 0 || op.nic != 0) && !self.any_cpu_nic {
+            self.any_cpu_nic = true;
+            self.cpu.resize(id as usize, 0);
+            self.nic.resize(id as usize, 0);
         }
         if self.any_cpu_nic {
             self.cpu.push(op.cpu);
@@ -239,9 +235,7 @@ impl GraphBuilder {
     fn finish_with(mut self, in_order: bool) -> Result<ExecGraph> {
         let n = self.kind.len();
         let path = self.path.clone().unwrap_or_default();
-        let loc = |b: &GraphBuilder, v: u32| -> (String, u64) {
-            (path.clone(), b.line.get(v as usize).copied().unwrap_or(0) as u64)
-        };
+        let loc = |b: &GraphBuilder, v: u32| -> (String, u64) { (path.clone(), b.line.get(v as usize).copied().unwrap_or(0) as u64) };
         let (pred_off, pred) = std::mem::take(&mut self.deps).into_csr(n).map_err(|v| {
             let (f, l) = loc(&self, v);
             self.error_at(&f, l, "operation depends on itself (dependency cycle)".into())
@@ -266,7 +260,15 @@ impl GraphBuilder {
                 self.error_at(&f, l, msg)
             })?
         };
-        let topo = order::Topo { num_ranks: self.num_ranks, kind: &self.kind, rank: &self.rank, local: &self.local, pred_off: &pred_off, pred: &pred, partner: &partner };
+        let topo = order::Topo {
+            num_ranks: self.num_ranks,
+            kind: &self.kind,
+            rank: &self.rank,
+            local: &self.local,
+            pred_off: &pred_off,
+            pred: &pred,
+            partner: &partner,
+        };
         let (perm, kind) = if in_order && self.wildcards == 0 && order::in_order(&topo) {
             (None, OrderKind::AnyProtocol)
         } else {
@@ -316,11 +318,7 @@ impl GraphBuilder {
     fn cycle_error(&self, cycle: &[u32]) -> Error {
         let path = self.path.clone().unwrap_or_default();
         let lines: Vec<u32> = cycle.iter().map(|&v| self.line.get(v as usize).copied().unwrap_or(0)).collect();
-        let labels = if path.is_empty() {
-            vec![None; cycle.len()]
-        } else {
-            SourceMap { path: path.clone(), line: Vec::new() }.labels(&lines)
-        };
+        let labels = if path.is_empty() { vec![None; cycle.len()] } else { SourceMap { path: path.clone(), line: Vec::new() }.labels(&lines) };
         let shown = 8.min(cycle.len());
         let mut parts: Vec<String> = (0..shown)
             .map(|i| {

@@ -142,13 +142,7 @@ impl ExecGraph {
     }
     /// Predecessors of `v` with their dependency kind.
     pub fn preds(&self, v: u32) -> impl Iterator<Item = (u32, Dep)> + '_ {
-        self.preds_raw(v).iter().map(|&p| {
-            if p & IREQ != 0 {
-                (p & !IREQ, Dep::Irequires)
-            } else {
-                (p, Dep::Requires)
-            }
-        })
+        self.preds_raw(v).iter().map(|&p| if p & IREQ != 0 { (p & !IREQ, Dep::Irequires) } else { (p, Dep::Requires) })
     }
     pub fn max_cpu(&self) -> u8 {
         self.cpu.iter().copied().max().unwrap_or(0)

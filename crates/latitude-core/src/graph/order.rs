@@ -85,7 +85,7 @@ pub(crate) fn in_order(t: &Topo) -> bool {
     (0..t.kind.len()).all(|v| {
         t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize].iter().all(|&p| {
             let q = (p & !IREQ) as usize;
-            q < v && (p & IREQ != 0 || t.end_at_partner(q, &|_| true).map_or(true, |x| x < v))
+            q < v && (p & IREQ != 0 || t.end_at_partner(q, &|_| true).is_none_or(|x| x < v))
         })
     })
 }

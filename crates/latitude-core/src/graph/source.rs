@@ -62,8 +62,7 @@ fn label_of(text: &str) -> Option<String> {
     };
     let colon = text.find(':')?;
     let label = text[..colon].trim();
-    let ok = label.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let ok = label.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     ok.then(|| label.to_string())
 }
 

@@ -198,7 +198,9 @@ fn convert(
                 Ok(Msg::End { header, truncated, bytes }) => {
                     st.finish(&header)?;
                     if truncated {
-                        sh.stats.notes.push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
+                        sh.stats
+                            .notes
+                            .push(format!("{path}: the file ends in zero bytes (the rank was killed while tracing); its records up to there are used"));
                     }
                     done += bytes;
                     last = 0;

@@ -13,11 +13,23 @@ pub const BATCH: usize = 512;
 
 pub enum Msg {
     /// A rank's file was opened; its header.
-    Start { rank: u32, path: String, header: Header },
+    Start {
+        rank: u32,
+        path: String,
+        header: Header,
+    },
     /// The first `n` records of the batch are valid; `bytes` read so far in this file.
-    Batch { records: Vec<Record>, n: usize, bytes: u64 },
+    Batch {
+        records: Vec<Record>,
+        n: usize,
+        bytes: u64,
+    },
     /// End of the rank's file (the header now holds the `#@ end` trailer).
-    End { header: Header, truncated: bool, bytes: u64 },
+    End {
+        header: Header,
+        truncated: bool,
+        bytes: u64,
+    },
     Failed(Error),
 }
 

@@ -199,11 +199,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn phase(&mut self, i: u32, kind: SliceKind, t: u64, cause: Cause, len: u64) -> (u64, u64, u32) {
         let op = *self.sg.op(i);
         let rc = op.rank as usize * self.sg.ncpu + op.cpu as usize;
-        let (t0, cause0) = if self.c.cpu_serialization && self.st.cpu_free[rc] > t {
-            (self.st.cpu_free[rc], self.obs.cpu_cause(rc))
-        } else {
-            (t, cause)
-        };
+        let (t0, cause0) = if self.c.cpu_serialization && self.st.cpu_free[rc] > t { (self.st.cpu_free[rc], self.obs.cpu_cause(rc)) } else { (t, cause) };
         let noise = self.c.noise.os(op.rank, t0, len);
         let t1 = t0.saturating_add(len).saturating_add(noise);
         if self.c.cpu_serialization {
@@ -310,10 +306,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             // handshake: read request, data back, then the receive overhead.
             let (_, t1, _) = self.phase(v, SliceKind::ReadRequest, now, cause, c.th.o);
             let th = &c.th;
-            let data = t1
-                .saturating_add(c.noise.latency(u, 1, th.l))
-                .saturating_add(c.noise.latency(u, 2, th.l))
-                .saturating_add(b(size).saturating_mul(th.gb));
+            let data = t1.saturating_add(c.noise.latency(u, 1, th.l)).saturating_add(c.noise.latency(u, 2, th.l)).saturating_add(b(size).saturating_mul(th.gb));
             self.push(RECV_CPU, v, data);
         }
     }

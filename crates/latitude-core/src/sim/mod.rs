@@ -143,10 +143,10 @@ fn compat_theta(pt: &Point, model: &Model) -> Result<Theta> {
     for k in 0..NPARAM {
         let integral = pt.theta[k] % pt.unit == 0;
         if !integral || vals[k] > i32::MAX as f64 {
-            return Err(Error::in_file(FLAGS[k], format!(
-                "--loggopsim-compat needs integer ns below 2^31 (LogGOPSim's parameters are C ints), got {} = {} ns",
-                p::NAMES[k], vals[k]
-            )));
+            return Err(Error::in_file(
+                FLAGS[k],
+                format!("--loggopsim-compat needs integer ns below 2^31 (LogGOPSim's parameters are C ints), got {} = {} ns", p::NAMES[k], vals[k]),
+            ));
         }
     }
     if model.eager_limit > u32::MAX as u64 {

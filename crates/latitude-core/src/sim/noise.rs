@@ -33,9 +33,16 @@ pub enum Dist {
 /// A source of OS noise.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OsNoise {
-    Periodic { period_ns: f64, duration_ns: f64, synchronized: bool },
+    Periodic {
+        period_ns: f64,
+        duration_ns: f64,
+        synchronized: bool,
+    },
     /// Events (start, duration) in ns, sorted by start.
-    Trace { events: Vec<(u64, u64)>, cosched: bool },
+    Trace {
+        events: Vec<(u64, u64)>,
+        cosched: bool,
+    },
 }
 
 /// All noise of a simulation.
@@ -67,7 +74,10 @@ impl NoiseSpec {
             match os {
                 OsNoise::Periodic { period_ns, duration_ns, .. } => {
                     if !(period_ns.is_finite() && *period_ns >= 1.0 && duration_ns.is_finite() && *duration_ns >= 0.0 && duration_ns < period_ns) {
-                        return Err(Error::in_file("--noise", format!("os noise: expected period ≥ 1 ns and 0 ≤ duration < period, got period {period_ns} ns, duration {duration_ns} ns")));
+                        return Err(Error::in_file(
+                            "--noise",
+                            format!("os noise: expected period ≥ 1 ns and 0 ≤ duration < period, got period {period_ns} ns, duration {duration_ns} ns"),
+                        ));
                     }
                 }
                 OsNoise::Trace { events, .. } => {

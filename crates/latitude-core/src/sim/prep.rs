@@ -84,11 +84,8 @@ impl SimGraph {
         ops.push(SimOp { val: 0, peer: 0, tag: 0, rank: 0, off: off[n], mid: off[n], kind: Kind::Calc, cpu: 0, nic: 0 });
         let roots = (0..n as u32).filter(|&i| npred[i as usize] == 0).collect();
         let statically = g.wildcard_recvs() == 0;
-        let partner = if statically {
-            orig.iter().map(|&v| if g.partner(v) == NONE { NONE } else { index[g.partner(v) as usize] }).collect()
-        } else {
-            Vec::new()
-        };
+        let partner =
+            if statically { orig.iter().map(|&v| if g.partner(v) == NONE { NONE } else { index[g.partner(v) as usize] }).collect() } else { Vec::new() };
         Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, ncpu: g.max_cpu() as usize + 1, nnic: g.max_nic() as usize + 1, n })
     }
 

@@ -11,7 +11,7 @@ pub fn dims2(n: u64) -> (u64, u64) {
     while b * b > n {
         b -= 1;
     }
-    while n % b != 0 {
+    while !n.is_multiple_of(b) {
         b -= 1;
     }
     (n / b, b)
@@ -22,7 +22,7 @@ pub fn dims2(n: u64) -> (u64, u64) {
 pub fn dims3(n: u64) -> (u64, u64, u64) {
     let mut a = 1;
     loop {
-        if n % a == 0 {
+        if n.is_multiple_of(a) {
             let (b, c) = dims2(n / a);
             if b <= a {
                 return (a, b, c);

@@ -100,7 +100,7 @@ pub fn build(file: &JobFile, opts: &SynthOptions, progress: &mut dyn FnMut(u64, 
                 }
             }
             done += 1;
-            if done % 64 == 0 {
+            if done.is_multiple_of(64) {
                 progress(done, total);
             }
         }

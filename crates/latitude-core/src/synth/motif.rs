@@ -20,11 +20,17 @@ pub const NAMES: [&str; 11] = ["compute", "pingpong", "halo2d", "halo3d", "sweep
 pub enum Dist {
     Const,
     /// Normal with standard deviation `sd` ns (negative draws become 0).
-    Gaussian { sd: u64 },
+    Gaussian {
+        sd: u64,
+    },
     /// Uniform on [time − spread, time + spread].
-    Uniform { spread: u64 },
+    Uniform {
+        spread: u64,
+    },
     /// exp(N(μ, σ²)) with μ = ln(time) − σ²/2.
-    Lognormal { sigma: f64 },
+    Lognormal {
+        sigma: f64,
+    },
 }
 
 /// Draw once per rank (a fixed load imbalance) or once per call (noise).
@@ -95,12 +101,17 @@ pub struct Coll {
 pub enum Motif {
     Compute(Compute),
     /// Pairs (2i, 2i+1) of the job: even sends then receives, odd receives then sends.
-    PingPong { bytes: u64 },
+    PingPong {
+        bytes: u64,
+    },
     Halo(Halo),
     Sweep(Sweep),
     Coll(Coll),
     /// N−1: every rank but the root Sends to it; the root Irecvs from all, then Waitall.
-    Incast { bytes: u64, root: u32 },
+    Incast {
+        bytes: u64,
+        root: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -402,7 +413,9 @@ impl MotifSpec {
                 put("periodic", (h.periodic as u8).to_string());
             }
             Motif::Sweep(s) => {
-                for (k, v) in [("px", s.px as u64), ("py", s.py as u64), ("nx", s.nx), ("ny", s.ny), ("nz", s.nz), ("kba", s.kba), ("angles", s.angles), ("mmi", s.mmi)] {
+                for (k, v) in
+                    [("px", s.px as u64), ("py", s.py as u64), ("nx", s.nx), ("ny", s.ny), ("nz", s.nz), ("kba", s.kba), ("angles", s.angles), ("mmi", s.mmi)]
+                {
                     put(k, v.to_string());
                 }
                 put("xbytes", s.x_bytes().to_string());

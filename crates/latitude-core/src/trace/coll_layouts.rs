@@ -33,7 +33,8 @@ fn scale(v: &mut [u64], size: u64) {
 }
 
 pub fn coll(kind: CollKind, layout: Layout, nb: bool, f: &mut Fields, counts: &mut Vec<u64>, rcounts: &mut Vec<u64>) -> FieldResult<CollCall> {
-    let mut c = CollCall { kind, nonblocking: nb, root: 0, bytes: 0, comm: CommArg::default(), req: 0, has_counts: false, has_rcounts: false, alltoallw: false };
+    let mut c =
+        CollCall { kind, nonblocking: nb, root: 0, bytes: 0, comm: CommArg::default(), req: 0, has_counts: false, has_rcounts: false, alltoallw: false };
     match layout {
         Layout::Barrier => {}
         Layout::Bcast => {
@@ -157,4 +158,3 @@ pub fn coll(kind: CollKind, layout: Layout, nb: bool, f: &mut Fields, counts: &m
     }
     Ok(c)
 }
-

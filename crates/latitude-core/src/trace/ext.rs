@@ -64,7 +64,13 @@ impl Ext {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.done.is_none() && self.start.is_none() && self.free.is_none() && self.cancel.is_none() && self.statuses.is_empty() && self.comms.is_empty() && self.typesizes.is_none()
+        self.done.is_none()
+            && self.start.is_none()
+            && self.free.is_none()
+            && self.cancel.is_none()
+            && self.statuses.is_empty()
+            && self.comms.is_empty()
+            && self.typesizes.is_none()
     }
 }
 

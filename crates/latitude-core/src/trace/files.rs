@@ -183,7 +183,10 @@ fn from_dir(d: &Path) -> Result<TraceSet> {
         if let Some(n) = names.iter().find(|n| is_lap2(n) || n.ends_with(".gz")) {
             reject_unsupported(&d.join(n), n)?;
         }
-        return Err(Error::in_file(&dpath, "is a directory without liballprof trace files (expected NAME-0.txt, NAME-1.txt, … or pmpi-trace-rank-00.txt, …; graphs are GOAL files)"));
+        return Err(Error::in_file(
+            &dpath,
+            "is a directory without liballprof trace files (expected NAME-0.txt, NAME-1.txt, … or pmpi-trace-rank-00.txt, …; graphs are GOAL files)",
+        ));
     }
     // Prefer the largest family; several of the same size are ambiguous.
     found.sort_by_key(|(_, f)| std::cmp::Reverse(f.len()));

@@ -202,7 +202,15 @@ impl<R: Read> RankReader<R> {
                 return Ok(None);
             }
             Time::parse(t).map(Some).ok_or_else(|| {
-                Error::at(&self.path, line, format!("{}: {what} time: expected µs such as 1298365588610860 or 12.345, got '{}'", String::from_utf8_lossy(name), String::from_utf8_lossy(t)))
+                Error::at(
+                    &self.path,
+                    line,
+                    format!(
+                        "{}: {what} time: expected µs such as 1298365588610860 or 12.345, got '{}'",
+                        String::from_utf8_lossy(name),
+                        String::from_utf8_lossy(t)
+                    ),
+                )
             })
         };
         let t_start = time(ts, is_init, "start")?;
