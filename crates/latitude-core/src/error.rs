@@ -1,7 +1,11 @@
 //! One-line errors: `<where>: <what was expected>`, where `where` is `file:line`, a file, or
 //! an option. The CLI prefixes `latitude: ` and exits 2; nothing here panics on bad input.
+//! Control characters that input puts into a location or message are escaped, so the
+//! message stays one printable line (a file name with a newline, an escape sequence).
 
 use std::fmt;
+
+use crate::text::escape_controls;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -14,15 +18,15 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(message: impl Into<String>) -> Self {
-        Error { location: String::new(), message: message.into() }
+        Error { location: String::new(), message: escape_controls(&message.into()) }
     }
 
     pub fn at(file: &str, line: u64, message: impl Into<String>) -> Self {
-        Error { location: format!("{file}:{line}"), message: message.into() }
+        Error { location: format!("{}:{line}", escape_controls(file)), message: escape_controls(&message.into()) }
     }
 
     pub fn in_file(file: &str, message: impl Into<String>) -> Self {
-        Error { location: file.to_string(), message: message.into() }
+        Error { location: escape_controls(file), message: escape_controls(&message.into()) }
     }
 
     pub fn io(file: &str, err: &std::io::Error) -> Self {
@@ -37,10 +41,11 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = escape_controls(&self.message);
         if self.location.is_empty() {
-            f.write_str(&self.message)
+            f.write_str(&message)
         } else {
-            write!(f, "{}: {}", self.location, self.message)
+            write!(f, "{}: {message}", escape_controls(&self.location))
         }
     }
 }

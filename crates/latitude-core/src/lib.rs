@@ -15,6 +15,7 @@ pub mod model;
 pub mod schedule;
 pub mod sim;
 pub mod synth;
+pub mod text;
 pub mod trace;
 
 pub use error::{Error, Result};

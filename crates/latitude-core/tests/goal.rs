@@ -85,3 +85,24 @@ fn lexical_variants_are_accepted() {
     assert_eq!(g.len(), 3);
     assert_eq!(g.wildcard_recvs(), 1);
 }
+
+#[test]
+fn hostile_text_is_refused_with_its_line() {
+    let err = |text: &[u8]| read_goal_from(text, "h.goal").map(|_| ()).unwrap_err().to_string();
+    let e = err(b"num_ranks 1\nrank 0 {\nl1: calc 5\nl1: calc 7\n}\n");
+    assert!(e.starts_with("h.goal:4: label 'l1' is defined twice in the block of rank 0 (first on line 3)"), "{e}");
+    let e = err(b"num_ranks 1\nrank 0 {\nx_1: calc 5\nl2: calc 1\nx_1: calc 7\n}\n");
+    assert!(e.starts_with("h.goal:5: label 'x_1' is defined twice"), "{e}");
+    // The same label in two rank blocks is fine.
+    read_goal_from(&b"num_ranks 2\nrank 0 {\nl1: calc 5\n}\nrank 1 {\nl1: calc 5\n}\n"[..], "ok.goal").unwrap();
+    assert!(err(b"num_ranks 1\nrank 0 {\0\n").starts_with("h.goal:2: a NUL byte"));
+    let mut long = b"num_ranks 1\n".to_vec();
+    long.resize(long.len() + (2 << 20), b'x');
+    assert!(err(&long).starts_with("h.goal:2: line longer than 1 MiB"));
+    // Endless input (like /dev/zero) stops at the first line.
+    let e = read_goal_from(std::io::repeat(b'a'), "endless").map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("endless:1: line longer than 1 MiB"), "{e}");
+    // Control characters from the input are escaped in the message.
+    let e = err(b"num_ranks 1\n\x1b[2Jboom\n");
+    assert!(e.contains("'\\x1b[2Jboom'") && !e.contains('\x1b'), "{e}");
+}

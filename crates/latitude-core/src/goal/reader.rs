@@ -4,15 +4,22 @@
 //! [`GraphBuilder`]. Deviations from txt2bin, all of which reject input txt2bin would
 //! mis-handle: numbers that overflow their field are errors instead of being truncated,
 //! `num_ranks` must precede the first op, rank blocks may come in any order but each exactly
-//! once, and the error names the line and what was expected.
+//! once, a label defined twice in a rank block is an error (txt2bin keeps the first and leaves
+//! the second operation unconnected, which silently changes the graph), lines are at most
+//! [`MAX_LINE`] bytes and contain no NUL byte (binary data, `/dev/zero`), and the error names
+//! the line and what was expected.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use crate::error::{Error, Result};
+use crate::text::{read_line, shown, size_text, Line};
 
 use crate::graph::{Dep, ExecGraph, GraphBuilder, Kind, Op, ANY, NONE};
+
+/// Longest line accepted: GOAL statements are short; anything longer is not GOAL text.
+pub const MAX_LINE: usize = 1 << 20;
 
 /// Read a GOAL file.
 pub fn read_goal(path: &str) -> Result<ExecGraph> {
@@ -41,17 +48,21 @@ fn read_goal_impl<R: BufRead>(mut r: R, name: &str, total: u64, progress: &mut d
     let mut read = 0u64;
     let mut next_report = 16u64 << 20;
     loop {
-        buf.clear();
-        let n = r.read_until(b'\n', &mut buf).map_err(|e| Error::io(name, &e))?;
-        if n == 0 {
-            break;
+        let got = read_line(&mut r, &mut buf, MAX_LINE).map_err(|e| Error::io(name, &e))?;
+        p.line += 1;
+        if buf.contains(&0) {
+            return Err(p.err("a NUL byte: binary data, expected GOAL text"));
         }
+        let n = match got {
+            Line::Eof => break,
+            Line::Read(n) => n,
+            Line::TooLong => return Err(p.err(format!("line longer than {} (not GOAL text?)", size_text(MAX_LINE)))),
+        };
         read += n as u64;
         if read >= next_report {
             progress(read, total);
             next_report += 16 << 20;
         }
-        p.line += 1;
         let mut line: &[u8] = &buf;
         while let [rest @ .., b'\n' | b'\r'] = line {
             line = rest;
@@ -78,19 +89,25 @@ impl Labels {
             _ => None,
         }
     }
-    /// Keeps the first definition, as txt2bin does.
-    fn define(&mut self, label: &[u8], id: u32, ops_in_block: usize) {
+    /// Define `label` as op `id`; the op of an earlier definition if there is one (kept).
+    fn define(&mut self, label: &[u8], id: u32, ops_in_block: usize) -> Option<u32> {
         match Self::fast_key(label) {
             Some(k) if k <= 4 * ops_in_block + 4096 => {
                 if k >= self.num.len() {
                     self.num.resize(k + 1, NONE);
                 }
-                if self.num[k] == NONE {
-                    self.num[k] = id;
+                if self.num[k] != NONE {
+                    return Some(self.num[k]);
                 }
+                self.num[k] = id;
+                None
             }
             _ => {
-                self.other.entry(label.to_vec()).or_insert(id);
+                if let Some(&first) = self.other.get(label) {
+                    return Some(first);
+                }
+                self.other.insert(label.to_vec(), id);
+                None
             }
         }
     }
@@ -168,7 +185,7 @@ impl<'a> Cur<'a> {
             return "end of line".to_string();
         }
         let end = rest.iter().position(|&c| c == b' ' || c == b'\t').unwrap_or(rest.len()).min(24);
-        format!("'{}'", String::from_utf8_lossy(&rest[..end]))
+        format!("'{}'", shown(&rest[..end]))
     }
 }
 
@@ -283,7 +300,7 @@ impl Parser {
             Some(w) if w == kw => Ok(()),
             _ => {
                 c.i = save;
-                Err(self.err(format!("expected '{}' before the {what}, found {}", String::from_utf8_lossy(kw), c.found())))
+                Err(self.err(format!("expected '{}' before the {what}, found {}", shown(kw), c.found())))
             }
         }
     }
@@ -401,7 +418,14 @@ impl Parser {
         let id = b.add_at(rank, op, line).map_err(|m| Error::at(&self.name, self.line, m))?;
         self.ops_in_block += 1;
         if let Some(label) = label {
-            self.labels.define(label, id, self.ops_in_block);
+            if let Some(first) = self.labels.define(label, id, self.ops_in_block) {
+                let b = self.builder.as_ref().expect("rank block implies num_ranks");
+                let at = b.line_of(first).map(|l| format!(" on line {l}")).unwrap_or_default();
+                return Err(self.err(format!(
+                    "label '{}' is defined twice in the block of rank {rank} (first{at}); labels must be unique within a rank block",
+                    shown(label)
+                )));
+            }
         }
         Ok(())
     }
@@ -428,13 +452,7 @@ impl Parser {
         let dep = match c.ident() {
             Some(b"requires") => Dep::Requires,
             Some(b"irequires") => Dep::Irequires,
-            _ => {
-                return Err(self.err(format!(
-                    "expected ':' (label of an operation) or 'requires'/'irequires' after '{}', found {}",
-                    String::from_utf8_lossy(a),
-                    c.found()
-                )))
-            }
+            _ => return Err(self.err(format!("expected ':' (label of an operation) or 'requires'/'irequires' after '{}', found {}", shown(a), c.found()))),
         };
         c.ws();
         let Some(b) = c.ident() else {
@@ -445,13 +463,11 @@ impl Parser {
             return Err(self.err("dependency outside a rank block"));
         }
         let lookup = |l: &[u8]| {
-            self.labels
-                .get(l)
-                .ok_or_else(|| self.err(format!("unknown label '{}' (labels must be defined earlier in the same rank block)", String::from_utf8_lossy(l))))
+            self.labels.get(l).ok_or_else(|| self.err(format!("unknown label '{}' (labels must be defined earlier in the same rank block)", shown(l))))
         };
         let (ia, ib) = (lookup(a)?, lookup(b)?);
         if ia == ib {
-            return Err(self.err(format!("'{}' depends on itself", String::from_utf8_lossy(a))));
+            return Err(self.err(format!("'{}' depends on itself", shown(a))));
         }
         let builder = self.builder.as_mut().expect("rank block implies num_ranks");
         builder.dep(ia, ib, dep).map_err(|m| Error::at(&self.name, self.line, m))

@@ -132,6 +132,11 @@ impl GraphBuilder {
         Ok(id)
     }
 
+    /// The source line of op `id` (None without source lines).
+    pub fn line_of(&self, id: u32) -> Option<u32> {
+        self.line.get(id as usize).copied().filter(|&l| l > 0)
+    }
+
     /// Add an op (no source line).
     pub fn add(&mut self, rank: u32, op: Op) -> std::result::Result<u32, String> {
         self.add_at(rank, op, 0)

@@ -267,6 +267,12 @@ impl<'s, 'o> RankState<'s, 'o> {
             let why = header.end.as_deref().map(|e| format!(" ('#@ end {e}')")).unwrap_or_default();
             self.sh.stats.notes.push(format!("rank {}: the trace ends without MPI_Finalize{why}; the rank's last computation is lost", self.rank));
         }
+        if let (Some((n, line)), Some("finalize")) = (header.unfinished_requests, header.end.as_deref()) {
+            self.sh.stats.notes.push(format!(
+                "{}:{line}: rank {}: {n} request(s) were never completed nor freed before MPI_Finalize (the first created here); their operations stay in the graph",
+                self.path, self.rank
+            ));
+        }
         if let Some(s) = self.reqs.stride() {
             self.sh.stats.request_size.get_or_insert(s);
         }

@@ -90,6 +90,9 @@ pub struct Header {
     pub comms: Vec<CommDef>,
     /// `#@ end REASON`
     pub end: Option<String>,
+    /// Set at the end of the file: non-persistent requests never completed nor freed
+    /// (how many, line of the first one's creating call).
+    pub unfinished_requests: Option<(usize, u64)>,
 }
 
 /// One parsed extension line.
@@ -106,7 +109,7 @@ fn ids(rest: &[u8], out: &mut Vec<u64>) -> Result<(), String> {
         return Ok(());
     }
     for t in rest.split(|&c| c == b',') {
-        out.push(parse_u64(t).ok_or_else(|| format!("expected comma-separated call indices or '-', got '{}'", String::from_utf8_lossy(rest)))?);
+        out.push(parse_u64(t).ok_or_else(|| format!("expected comma-separated call indices or '-', got '{}'", crate::text::shown(rest)))?);
     }
     Ok(())
 }
@@ -116,9 +119,13 @@ fn kv<'a>(tok: &'a [u8], key: &str) -> Option<&'a [u8]> {
     (tok.len() > k.len() && tok.starts_with(k) && tok[k.len()] == b'=').then(|| &tok[k.len() + 1..])
 }
 
+/// Most ranks a communicator may list (the largest world a GOAL file may have, 2^24): a
+/// line of ranges such as `0-67108863,0-67108863,…` must not claim unbounded memory.
+const MAX_RANKS: u64 = 1 << 24;
+
 /// `0-3,5,-32766` → ranks (None if any is negative: a process outside the world).
 fn rank_list(text: &[u8]) -> Result<Option<Vec<u32>>, String> {
-    let bad = || format!("expected a rank list such as 0-3,5, got '{}'", String::from_utf8_lossy(text));
+    let bad = || format!("expected a rank list such as 0-3,5, got '{}'", crate::text::shown(text));
     let mut out = Vec::new();
     let mut outside = false;
     for item in text.split(|&c| c == b',') {
@@ -130,7 +137,7 @@ fn rank_list(text: &[u8]) -> Result<Option<Vec<u32>>, String> {
         match item.iter().position(|&c| c == b'-') {
             Some(d) => {
                 let (a, b) = (parse_u64(&item[..d]).ok_or_else(bad)?, parse_u64(&item[d + 1..]).ok_or_else(bad)?);
-                if b < a || b - a > 1 << 26 || b > u32::MAX as u64 {
+                if b < a || b - a > 1 << 26 || b > u32::MAX as u64 || out.len() as u64 + (b - a) > MAX_RANKS {
                     return Err(bad());
                 }
                 out.extend(a as u32..=b as u32);
@@ -161,7 +168,7 @@ fn comm_def(rest: &[u8]) -> Result<CommDef, String> {
 }
 
 fn status(rest: &[u8]) -> Result<Status, String> {
-    let bad = || format!("expected '[call=I] src=S tag=T bytes=B', got '{}'", String::from_utf8_lossy(rest));
+    let bad = || format!("expected '[call=I] src=S tag=T bytes=B', got '{}'", crate::text::shown(rest));
     let (mut call, mut src, mut tag, mut bytes) = (None, None, None, None);
     for t in rest.split(|&c| c == b' ').filter(|t| !t.is_empty()) {
         if let Some(v) = kv(t, "call") {
@@ -202,7 +209,7 @@ pub fn parse_line(text: &[u8], in_header: bool, header: &mut Header, ext: &mut E
             Ok(Line::Header)
         }
         b"mpi" => {
-            header.mpi = Some(String::from_utf8_lossy(rest).chars().take(80).collect());
+            header.mpi = Some(crate::text::shown(rest).chars().take(80).collect());
             Ok(Line::Header)
         }
         b"world" => {
@@ -262,7 +269,7 @@ pub fn parse_line(text: &[u8], in_header: bool, header: &mut Header, ext: &mut E
             }
         }
         b"end" => {
-            header.end = Some(String::from_utf8_lossy(rest).into_owned());
+            header.end = Some(crate::text::shown(rest));
             Ok(Line::End)
         }
         _ => Ok(Line::Ignored),

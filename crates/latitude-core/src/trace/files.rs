@@ -156,7 +156,13 @@ fn from_dir(d: &Path) -> Result<TraceSet> {
     let mut names = HashSet::new();
     for e in fs::read_dir(d).map_err(|e| Error::io(&dpath, &e))? {
         let e = e.map_err(|e| Error::io(&dpath, &e))?;
-        if e.file_type().map(|t| t.is_file()).unwrap_or(false) {
+        // Symlinked rank files count (a trace assembled from links); follow them.
+        let file = match e.file_type() {
+            Ok(t) if t.is_symlink() => fs::metadata(e.path()).is_ok_and(|m| m.is_file()),
+            Ok(t) => t.is_file(),
+            Err(_) => false,
+        };
+        if file {
             names.insert(e.file_name().to_string_lossy().into_owned());
         }
     }
@@ -230,6 +236,14 @@ mod tests {
         assert_eq!(s.pattern, "app-<r:02>.txt");
         let s = discover(dir.join("app-00.txt").to_str().unwrap()).unwrap();
         assert_eq!(s.files.len(), 12);
+        // A trace made of symlinks (to files elsewhere) is the same trace.
+        let links = dir.join("links");
+        fs::create_dir_all(&links).unwrap();
+        for r in 0..12 {
+            std::os::unix::fs::symlink(dir.join(format!("app-{r:02}.txt")), links.join(format!("app-{r}.txt"))).unwrap();
+        }
+        let s = discover(links.to_str().unwrap()).unwrap();
+        assert_eq!((s.files.len(), s.pattern.as_str()), (12, "app-<r>.txt"));
         fs::remove_file(dir.join("app-05.txt")).unwrap();
         let e = discover(dir.to_str().unwrap()).unwrap_err();
         assert!(e.to_string().contains("app-05.txt: missing"), "{e}");

@@ -11,6 +11,7 @@ mod coll_layouts;
 pub mod ext;
 pub mod fields;
 mod files;
+mod ledger;
 mod reader;
 
 pub use calls::{Call, CollCall, Completion, P2p, SendMode};

@@ -8,7 +8,13 @@ use std::io::{BufRead, BufReader, Read};
 use super::calls::{parse_call, plausible_name, Call};
 use super::ext::{parse_line, Ext, Header, Line};
 use super::fields::{Fields, Time};
+use super::ledger::Ledger;
 use crate::error::{Error, Result};
+use crate::text::{read_line, shown, size_text, Line as TextLine};
+
+/// Longest line accepted (a v-collective's count lists have one entry per rank: 64 MiB holds
+/// those of millions of ranks); longer is not a trace, and must not grow memory without bound.
+pub const MAX_LINE: usize = 64 << 20;
 
 /// One call record.
 #[derive(Debug, Default)]
@@ -51,6 +57,7 @@ pub struct RankReader<R: Read = File> {
     pub bytes: u64,
     /// The file ended in zero bytes (a killed rank): records up to there were read.
     pub truncated: bool,
+    ledger: Ledger,
 }
 
 impl RankReader<File> {
@@ -83,6 +90,7 @@ impl<R: Read> RankReader<R> {
             records: 0,
             bytes: 0,
             truncated: false,
+            ledger: Ledger::default(),
         };
         r.read_until_call(true, &mut Ext::default())?;
         Ok(r)
@@ -101,30 +109,44 @@ impl<R: Read> RankReader<R> {
     fn read_until_call(&mut self, in_header: bool, ext: &mut Ext) -> Result<()> {
         self.have_pending = false;
         loop {
-            self.buf.clear();
-            let n = self.src.read_until(b'\n', &mut self.buf).map_err(|e| Error::io(&self.path, &e))?;
-            if n == 0 {
-                return Ok(());
-            }
-            self.bytes += n as u64;
-            self.line_no += 1;
             if self.truncated {
                 return Ok(());
             }
-            if self.buf.contains(&0) {
+            let got = read_line(&mut self.src, &mut self.buf, MAX_LINE).map_err(|e| Error::io(&self.path, &e))?;
+            if got == TextLine::Eof {
+                return self.at_end();
+            }
+            self.line_no += 1;
+            if let Some(z) = self.buf.iter().position(|&c| c == 0) {
                 // A rank killed while tracing leaves zeros after its last record (the tracer
-                // writes through a mapped window): the trace ends here, and the line cut
-                // short by the zeros is incomplete (a complete line ends with its newline).
+                // writes through a mapped window), up to the end of the file: the trace ends
+                // here, and the line cut short by the zeros is incomplete.
+                self.zeros_to_the_end(z)?;
                 self.truncated = true;
                 return Ok(());
             }
+            let TextLine::Read(n) = got else {
+                return Err(self.err(self.line_no, format!("line longer than {} (not a liballprof trace?)", size_text(MAX_LINE))));
+            };
+            self.bytes += n as u64;
             trim_eol(&mut self.buf);
             if let Some(text) = self.buf.strip_prefix(b"#@ ") {
                 let attach = !in_header && self.records > 0;
                 let r = parse_line(text, !attach, &mut self.header, ext).map_err(|m| Error::at(&self.path, self.line_no, m))?;
                 if matches!(r, Line::Attached) && !attach {
-                    let key = String::from_utf8_lossy(text.split(|&c| c == b' ').next().unwrap_or_default()).into_owned();
+                    let key = shown(text.split(|&c| c == b' ').next().unwrap_or_default());
                     return Err(self.err(self.line_no, format!("'#@ {key}' before the first call record")));
+                }
+                if matches!(r, Line::Attached) {
+                    let key = match text.split(|&c| c == b' ').next().unwrap_or_default() {
+                        b"done" => "done",
+                        b"start" => "start",
+                        b"free" => "free",
+                        b"cancel" => "cancel",
+                        b"status" => "status",
+                        _ => continue,
+                    };
+                    self.check_requests(key, ext)?;
                 }
                 continue;
             }
@@ -137,6 +159,65 @@ impl<R: Read> RankReader<R> {
             self.have_pending = true;
             return Ok(());
         }
+    }
+
+    /// A NUL byte at offset `z` of the current line: everything after it must be zero too,
+    /// else the file is damaged in the middle (not a killed rank) and the rest would be lost.
+    fn zeros_to_the_end(&mut self, z: usize) -> Result<()> {
+        let mut offset = self.bytes + z as u64;
+        let mut bad = self.buf[z..].iter().position(|&c| c != 0).map(|i| offset + i as u64);
+        offset += (self.buf.len() - z) as u64;
+        while bad.is_none() {
+            let chunk = self.src.fill_buf().map_err(|e| Error::io(&self.path, &e))?;
+            if chunk.is_empty() {
+                break;
+            }
+            bad = chunk.iter().position(|&c| c != 0).map(|i| offset + i as u64);
+            let n = chunk.len();
+            offset += n as u64;
+            self.src.consume(n);
+        }
+        match bad {
+            None => Ok(()),
+            Some(at) => Err(self.err(
+                self.line_no,
+                format!("a NUL byte in mid-file, with data after it (byte {at}): a rank killed while tracing leaves only zeros to the end of its file; this file is damaged"),
+            )),
+        }
+    }
+
+    /// `#@ done/start/free/cancel/status` just parsed into `ext`: do the indices name
+    /// requests that exist (see `ledger.rs`)?
+    fn check_requests(&mut self, key: &'static str, ext: &Ext) -> Result<()> {
+        let current = self.records - 1;
+        let ids = match key {
+            "done" => &ext.done,
+            "start" => &ext.start,
+            "free" => &ext.free,
+            "cancel" => &ext.cancel,
+            _ => {
+                let s = ext.statuses.last().expect("a status line was just parsed");
+                return match s.call {
+                    Some(k) if !ext.done.as_ref().is_some_and(|d| d.contains(&k)) => {
+                        Err(self.err(self.line_no, format!("'#@ status call={k}': request {k} is not in this call's '#@ done' line (which must come first)")))
+                    }
+                    _ => Ok(()),
+                };
+            }
+        };
+        let ids = ids.as_deref().unwrap_or_default();
+        self.ledger.apply(key, ids, current).map_err(|m| Error::at(&self.path, self.line_no, m))
+    }
+
+    /// End of the file: a file without a single call record is not a trace (an empty
+    /// file would become an empty rank); what the ledger says about requests left open.
+    fn at_end(&mut self) -> Result<()> {
+        if self.records == 0 && !self.have_pending {
+            let what = if self.line_no == 0 { "an empty file" } else { "no call records" };
+            return Err(Error::in_file(&self.path, format!("{what}: expected a liballprof trace (lines NAME:TSTART:...:TEND, starting with MPI_Init)")));
+        }
+        self.header.unfinished_requests = self.ledger.unfinished();
+        Ok(())
     }
 
     /// The next call record with its extension lines, or None at the end of the file.
@@ -156,6 +237,7 @@ impl<R: Read> RankReader<R> {
         let line = self.pending_line;
         rec.ext.clear();
         self.parse_record(line, rec)?;
+        self.ledger.record(self.records, line, &rec.call, rec.name());
         self.records += 1;
         self.read_until_call(false, &mut rec.ext)?;
         Ok(true)
@@ -191,8 +273,8 @@ impl<R: Read> RankReader<R> {
         let part = |k: usize| &text[self.spans[k].0 as usize..self.spans[k].1 as usize];
         let name = part(0);
         if !plausible_name(name) || self.spans.len() < 3 {
-            let shown: String = String::from_utf8_lossy(text).chars().take(60).collect();
-            return Err(Error::at(&self.path, line, format!("expected a call record NAME:TSTART:...:TEND, got '{shown}'")));
+            let got: String = shown(text).chars().take(60).collect();
+            return Err(Error::at(&self.path, line, format!("expected a call record NAME:TSTART:...:TEND, got '{got}'")));
         }
         let last = self.spans.len() - 1;
         let is_init = name == b"MPI_Init" || name == b"MPI_Init_thread";
@@ -202,22 +284,14 @@ impl<R: Read> RankReader<R> {
                 return Ok(None);
             }
             Time::parse(t).map(Some).ok_or_else(|| {
-                Error::at(
-                    &self.path,
-                    line,
-                    format!(
-                        "{}: {what} time: expected µs such as 1298365588610860 or 12.345, got '{}'",
-                        String::from_utf8_lossy(name),
-                        String::from_utf8_lossy(t)
-                    ),
-                )
+                Error::at(&self.path, line, format!("{}: {what} time: expected µs such as 1298365588610860 or 12.345, got '{}'", shown(name), shown(t)))
             })
         };
         let t_start = time(ts, is_init, "start")?;
         let t_end = time(te, name == b"MPI_Finalize", "end")?;
         let mut fields = Fields::new(text, &self.spans[2..last]);
-        let call = parse_call(name, &mut fields, &mut rec.counts, &mut rec.rcounts)
-            .map_err(|m| Error::at(&self.path, line, format!("{}: {m}", String::from_utf8_lossy(name))))?;
+        let call =
+            parse_call(name, &mut fields, &mut rec.counts, &mut rec.rcounts).map_err(|m| Error::at(&self.path, line, format!("{}: {m}", shown(name))))?;
         rec.line = line;
         rec.index = self.records;
         rec.name.clear();
@@ -258,13 +332,17 @@ MPI_Finalize:1298365588621191:-\n";
 
     #[test]
     fn attaches_extension_lines_to_the_preceding_call() {
-        let text = "#@ latitude-trace 1\n#@ comm 5 seq=0 world=0-1\n\nMPI_Init:-:1:2:10.000\nMPI_Waitall:11.000:2:3:0:12.000\n#@ done 4,5\nMPI_Finalize:13.000:-\n#@ end finalize\n";
+        let text = "#@ latitude-trace 1\n#@ comm 5 seq=0 world=0-1\n\nMPI_Init:-:1:2:10.000\n\
+                    MPI_Isend:10.5:1:1:1,4,4:1:0:5,0,2:8:10.6\nMPI_Irecv:10.7:1:1:1,4,4:1:0:5,0,2:16:10.8\n\
+                    MPI_Waitall:11.000:2:3:0:12.000\n#@ done 2,1\nMPI_Finalize:13.000:-\n#@ end finalize\n";
         let mut r = RankReader::new(text.as_bytes(), "t").unwrap();
         assert_eq!(r.header.latitude, Some(1));
         assert_eq!(r.header.comms.len(), 1);
-        r.next_record().unwrap();
+        for _ in 0..3 {
+            r.next_record().unwrap();
+        }
         let w = r.next_record().unwrap().unwrap();
-        assert_eq!(w.ext.done, Some(vec![4, 5]));
+        assert_eq!(w.ext.done, Some(vec![2, 1]));
         let f = r.next_record().unwrap().unwrap();
         assert!(f.ext.done.is_none());
         assert!(r.next_record().unwrap().is_none());
@@ -293,6 +371,73 @@ MPI_Finalize:1298365588621191:-\n";
         assert!(r.truncated);
     }
 
+    /// Read every record; the first error.
+    fn read_all(text: &[u8]) -> std::result::Result<RankReader<&[u8]>, Error> {
+        let mut r = RankReader::new(text, "t")?;
+        while r.next_record()?.is_some() {}
+        Ok(r)
+    }
+
+    const REQS: &str = "#@ latitude-trace 1\nMPI_Init:-:1:2:10.000\n\
+                        MPI_Isend:10.5:1:1:1,4,4:1:0:5,0,2:8:10.6\n\
+                        MPI_Irecv:10.7:1:1:1,4,4:1:0:5,0,2:16:10.8\n\
+                        MPI_Waitall:11.000:2:3:0:12.000\n#@ done 1,2\n\
+                        MPI_Finalize:13.000:-\n#@ end finalize\n";
+
+    #[test]
+    fn request_indices_must_name_requests() {
+        read_all(REQS.as_bytes()).unwrap();
+        let lines: Vec<&str> = REQS.lines().collect();
+        let edit = |f: &dyn Fn(&mut Vec<&str>)| {
+            let mut l = lines.clone();
+            f(&mut l);
+            read_all((l.join("\n") + "\n").as_bytes()).map(|_| ()).unwrap_err().to_string()
+        };
+        // A request that does not exist.
+        let e = edit(&|l| l[5] = "#@ done 99999");
+        assert!(e.starts_with("t:6: '#@ done 99999': call 99999 is not before this call"), "{e}");
+        // A deleted call line: index 2 is now the Waitall itself.
+        let e = edit(&|l| {
+            l.remove(2);
+        });
+        assert!(e.starts_with("t:5: '#@ done 2'") && e.contains("duplicated or deleted"), "{e}");
+        // A duplicated completion: the requests were completed before.
+        let e = edit(&|l| {
+            l.insert(6, "MPI_Waitall:12.000:2:3:0:12.500");
+            l.insert(7, "#@ done 1,2");
+        });
+        assert!(e.starts_with("t:8: '#@ done 1': request 1 was already completed"), "{e}");
+        // A duplicated Isend line: call 1 and 2 are Isends, the Irecv (3) is never completed.
+        let mut l = lines.clone();
+        l.insert(2, lines[2]);
+        let dup = l.join("\n") + "\n";
+        assert_eq!(read_all(dup.as_bytes()).unwrap().header.unfinished_requests, Some((1, 5)));
+        // A status naming a request the call did not complete.
+        let e = edit(&|l| l.insert(6, "#@ status call=7 src=1 tag=0 bytes=4"));
+        assert!(e.starts_with("t:7: '#@ status call=7'"), "{e}");
+        let e = edit(&|l| l[5] = "#@ done 0");
+        assert!(e.contains("call 0 created no request"), "{e}");
+    }
+
+    #[test]
+    fn zeros_only_at_the_end() {
+        let mut text = REQS.as_bytes()[..REQS.find("MPI_Waitall").unwrap() + 8].to_vec();
+        text.resize(text.len() + 100_000, 0);
+        let r = read_all(&text).unwrap();
+        assert!(r.truncated);
+        text.extend_from_slice(b"\nMPI_Barrier:4:5,0,1:6\n");
+        let e = read_all(&text).map(|_| ()).unwrap_err().to_string();
+        assert!(e.starts_with("t:5: a NUL byte in mid-file, with data after it"), "{e}");
+    }
+
+    #[test]
+    fn lines_are_bounded_and_shown_escaped() {
+        let e = read_all(&b"MPI_Init:-:1:2:3\nMPI_\x1b[1mX\n"[..]).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("'MPI_\\x1b[1mX'"), "{e}");
+        let e = RankReader::new(std::io::repeat(b'M'), "endless").map(|_| ()).unwrap_err().to_string();
+        assert!(e.starts_with("endless:1: line longer than 64 MiB"), "{e}");
+    }
+
     #[test]
     fn errors_name_the_line() {
         for (text, want) in [
@@ -300,6 +445,8 @@ MPI_Finalize:1298365588621191:-\n";
             ("MPI_Init:-:1:2:3\nhello world\n", "t:2: expected a call record"),
             ("MPI_Init:-:1:2:3\nMPI_Send:4:1:2:10,8,8:1:0:5\n", "t:2: MPI_Send: missing field 6 (comm)"),
             ("#@ done 1\nMPI_Init:-:1:2:3\n", "t:1: '#@ done' before the first call record"),
+            ("", "t: an empty file: expected a liballprof trace"),
+            ("# only a comment\n\n", "t: no call records"),
             ("MPI_Init:-:1:2:3\n#@ status src=x\n", "t:2: expected '[call=I]"),
         ] {
             let mut r = match RankReader::new(text.as_bytes(), "t") {
