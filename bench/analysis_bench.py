@@ -74,7 +74,7 @@ def same_breakpoints(engine, lp) -> bool:
 
 
 def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> dict:
-    from latitude import Params, lp_analysis
+    from latitude import Params
 
     _progress(f"building the {kind} graph")
     g = make_graph(kind, n)
@@ -104,7 +104,7 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
     if not do_lp:
         return out
     with Clock() as c:
-        ls = lp_analysis.sensitivity(g, p, "L", lo, hi, max_seconds=lp_budget or None)
+        ls = g.sensitivity(lo, hi, params=p, method="lp", max_seconds=lp_budget or None)
     out["lp_sweep_s"], out["lp_sweep_cpu"] = c.wall, c.cpu
     out.update(
         lp_complete=ls.complete, lp_solves=ls.evaluations, lp_breakpoints=len(ls.breakpoints), lp_from=float(ls.lo)
@@ -123,7 +123,7 @@ def child(kind: str, n: int, range_us: float, lp_budget: float, do_lp: bool) -> 
     ) and same_breakpoints([b for b in cs.breakpoints if float(b.at) > ls.lo], lp_bps)
     with Clock() as c:
         try:
-            lt = lp_analysis.tolerance(g, p, "L", [1, 2, 5], max_seconds=lp_budget or None)
+            lt = g.tolerance([1, 2, 5], params=p, method="lp", max_seconds=lp_budget or None)
         except TimeoutError:
             lt = None
     out["lp_tol_complete"] = lt is not None

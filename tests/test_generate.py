@@ -78,7 +78,7 @@ def test_python_api_text_path_seed_and_coll(cfd):
     other_seed = latitude.generate(CFD, seed=2, progress=False)
     assert other_seed.predict().runtime_ns != by_text.predict().runtime_ns
     ring = latitude.generate(CFD, coll="allreduce=ring", progress=False)
-    assert ring.generate_report.stats["jobs"][0]["motifs"][2]["alg"] == "ring"
+    assert ring.report.stats["jobs"][0]["motifs"][2]["alg"] == "ring"
     assert ring.info["messages"] == by_text.info["messages"] - 24 * 2 + 2 * 8 * 7 * 2
     with pytest.raises(latitude.InputError, match=r"<job>:3: halo2d: unknown parameter 'q'"):
         latitude.generate("[JOB] a\n[RANKS] 0-3\n[MOTIF] halo2d q=1\n")

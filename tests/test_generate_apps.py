@@ -52,15 +52,15 @@ def _messages(graph, drop_world_collectives: bool) -> dict:
 
 def _run(tmp_path, motifs, ranks: int, text: str, coll: str = "default", seed: int = 1):
     import latitude
-    from latitude.traces import ScheduleOptions, schedule
+    from latitude import Graph, ScheduleOptions
 
     job = tmp_path / "w.job"
     job.write_text(text)
     trace = tmp_path / "trace"
     proc = run_cli("trace", "-o", trace, "--", *MPI, str(ranks), motifs, "--seed", str(seed), job, timeout=300)
     assert "(job)" in proc.stdout, proc.stdout + proc.stderr
-    traced, report = schedule(str(trace), ScheduleOptions(coll=coll), progress=False)
-    assert set(report.stats["unmodelled"]) <= {"MPI_Comm_split"}, report.stats["unmodelled"]
+    traced = Graph.from_trace(str(trace), ScheduleOptions(coll=coll), progress=False)
+    assert set(traced.report.stats["unmodelled"]) <= {"MPI_Comm_split"}, traced.report.stats["unmodelled"]
     generated = latitude.generate(str(job), seed=seed, coll=coll, progress=False)
     return traced, generated
 

@@ -15,7 +15,7 @@ import sys
 import latitude
 import pytest
 from latitude.params import Params
-from latitude.simulation import SimOptions, simulate
+from latitude.simulation import SimOptions
 
 BINARY = os.environ.get("LATITUDE_LOGGOPSIM")
 pytestmark = pytest.mark.skipif(not BINARY, reason="set LATITUDE_LOGGOPSIM to a LogGOPSim binary")
@@ -73,7 +73,7 @@ def test_random_programs_match_loggopsim(tmp_path):
         g = latitude.load(goal)
         params = Params(L=th[0], o=th[1], g=th[2], G=th[3], O=th[4], S=th[5])
         try:
-            got = simulate(g._h, params, SimOptions(semantics="loggopsim")).rank_end_exact()
+            got = g.simulate(params, SimOptions(semantics="loggopsim")).rank_end_exact()
         except latitude.errors.InputError:
             got = None
         if want is not None and got is not None and len(want) == 1 < len(got):

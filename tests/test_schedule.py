@@ -42,8 +42,7 @@ def test_fixture_also_by_its_rank0_file_and_schedgen_choice():
 
 @needs_fixture
 def test_goal_round_trip_keeps_the_prediction(tmp_path):
-    from latitude.api import load
-    from latitude.traces import ScheduleOptions
+    from latitude import ScheduleOptions, load
 
     goal = tmp_path / "fixture.goal"
     run_cli("schedule", FIXTURE, "-o", goal, "--coll", "bcast=linear")
@@ -80,13 +79,16 @@ def test_collectives_can_be_dropped_and_time_becomes_computation():
 
 
 def test_load_tells_traces_from_goal(tmp_path, examples):
-    from latitude.traces import is_trace
+    from latitude.api import sniff
 
-    assert is_trace(str(tmp_path))
-    assert not is_trace(os.path.join(examples, "halo2d-16.goal"))
+    assert sniff(str(tmp_path)).name == "trace"
+    assert sniff(os.path.join(examples, "halo2d-16.goal")).name == "goal"
     t = tmp_path / "x-0.txt"
     t.write_text("# liballprof\nMPI_Init:-:1:2:3\n")
-    assert is_trace(str(t))
+    assert sniff(str(t)).name == "trace"
+    j = tmp_path / "w.txt"
+    j.write_text("# a job\n\n[JOB] a  # comment\n")
+    assert sniff(str(j)).name == "job"
 
 
 def test_a_trace_timed_by_the_model_is_predicted_exactly(tmp_path):

@@ -84,12 +84,10 @@ def test_api_loggopsim_semantics_gives_integer_ns():
 
 
 def test_chunked_samples_with_progress_equal_one_call():
-    from latitude.simulation import simulate_samples
-
     g = latitude.load(os.path.join(EXAMPLES, "halo2d-16.goal"))
     opts = SimOptions(noise=("calc:uniform:0:1us",), seed=4)
     seen = []
-    chunked = simulate_samples(g._h, 7, Params(), opts, threads=2, progress=lambda d, t: seen.append((d, t)))
-    whole = simulate_samples(g._h, 7, Params(), opts, threads=2)
+    chunked = g.simulate_samples(7, Params(), opts, threads=2, progress=lambda d, t: seen.append((d, t)))
+    whole = g.simulate_samples(7, Params(), opts, threads=2)
     assert np.array_equal(chunked.runtime_ns, whole.runtime_ns)
     assert seen[-1] == (7, 7) and len(seen) > 1

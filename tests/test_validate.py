@@ -5,7 +5,6 @@ loose bound; the full study is bench/validation.py)."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import sys
 
@@ -13,8 +12,6 @@ import pytest
 from latitude import validate
 from latitude.errors import InputError
 from tracetools import OMPI_RUN, run
-
-HAVE_SCHEDULE = importlib.util.find_spec("latitude.traces") is not None
 
 
 @pytest.mark.parametrize(
@@ -94,7 +91,6 @@ def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
     assert proc.stderr.count("\n") == 1
 
 
-@pytest.mark.skipif(not HAVE_SCHEDULE, reason="needs latitude schedule (trace -> graph)")
 def test_validate_short(ompi_apps, tmp_path):
     """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
     (the study's bound is 2 % on a quiet machine, docs/validation.md)."""

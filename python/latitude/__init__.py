@@ -14,22 +14,26 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load", "generate", "Graph", "Params", "InputError"]
+__all__ = ["__version__", "load", "generate", "Graph", "Prediction", "Params", "ScheduleOptions", "InputError"]
 
 from latitude.errors import InputError  # noqa: E402
 
 
-def __getattr__(name):  # lazy: `import latitude` works before the extension is built
-    if name in ("load", "Graph"):
-        from latitude import api
+def __getattr__(name):  # on first use: `import latitude` (and so the CLI) stays cheap
+    if name == "load":
+        from latitude.api import load
 
-        return getattr(api, name)
-    if name == "generate":
-        from latitude.jobs import generate
+        return load
+    if name in ("Graph", "Prediction", "generate"):
+        from latitude.graph import Graph, Prediction
 
-        return generate
+        return {"Graph": Graph, "Prediction": Prediction, "generate": Graph.from_job}[name]
     if name == "Params":
         from latitude.params import Params
 
         return Params
+    if name == "ScheduleOptions":
+        from latitude.traces import ScheduleOptions
+
+        return ScheduleOptions
     raise AttributeError(name)

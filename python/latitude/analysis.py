@@ -235,14 +235,14 @@ def _rho(x: Fraction, p: Piece) -> float:
     return float(x * p.line.slope / t) if t else 0.0
 
 
-def sensitivity(graph, params, param: str, lo: float, hi: float, step: float | None = None) -> Sensitivity:
+def sensitivity(core_graph, params, param: str, lo: float, hi: float, step: float | None = None) -> Sensitivity:
     k = param_index(param)
     if hi < lo:
         raise InputError("--range", f"empty range {lo}:{hi}")
     if step is not None and step <= 0:
         raise InputError("--step", "the step must be positive")
     theta = params.theta
-    raw = graph._h.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
+    raw = core_graph.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
     bps = [
         Breakpoint(ns(*at), Line.from_ticks(sl, cl), Line.from_ticks(sr, cr), bool(ex))
         for at, sl, sr, cl, cr, ex in raw["breakpoints"]
@@ -307,12 +307,12 @@ class Tolerance:
         return pd.DataFrame(self.to_dict()["tolerance"])
 
 
-def tolerance(graph, params, param: str, pcts, baseline: float | None = None) -> Tolerance:
+def tolerance(core_graph, params, param: str, pcts, baseline: float | None = None) -> Tolerance:
     k = param_index(param)
     x0 = float(getattr(params, param) if baseline is None else baseline)
     base = params.replace(**{param: x0})
     ratios = [ratio(p) for p in pcts]
-    raw = graph._h.tolerance(base.theta, k, x0, ratios, **base.model_kwargs())
+    raw = core_graph.tolerance(base.theta, k, x0, ratios, **base.model_kwargs())
     t0 = ns(raw["t0"])
     rows = []
     for pct, (rn, rd), m in zip(pcts, ratios, raw["max"]):
@@ -364,14 +364,14 @@ class ToleranceMap:
         return pd.DataFrame(self.rows())
 
 
-def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -> ToleranceMap:
+def tolerance_map(core_graph, params, l_range, g_range, pcts, resolution: int = 64) -> ToleranceMap:
     """Exact boundary points of the tolerance regions on a G grid (see module comment)."""
     (l_lo, l_hi), (g_lo, g_hi) = l_range, g_range
     if l_hi < l_lo or g_hi < g_lo:
         raise InputError("--map", "empty L or G range")
     if resolution < 2:
         raise InputError("--resolution", "need at least 2 points")
-    t0_raw = graph._h.tolerance(params.theta, PARAM_INDEX["L"], params.L, [(1, 1)], **params.model_kwargs())
+    t0_raw = core_graph.tolerance(params.theta, PARAM_INDEX["L"], params.L, [(1, 1)], **params.model_kwargs())
     t0_ticks = t0_raw["t0"]
     targets = {p: Fraction(t0_ticks) * Fraction(*ratio(p)) for p in pcts}
     tgt = [(t.numerator, t.denominator) for t in targets.values()]
@@ -380,7 +380,7 @@ def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -
     curves = {p: [] for p in pcts}
     for g in gs:
         at = params.replace(G=float(g), L=l_lo)
-        res = graph._h.max_below(at.theta, PARAM_INDEX["L"], float(l_lo), tgt, **kw)
+        res = core_graph.max_below(at.theta, PARAM_INDEX["L"], float(l_lo), tgt, **kw)
         for p, (kind, num, den) in zip(pcts, res):
             if kind == "max" and ns(num, den) <= Fraction(l_hi):
                 curves[p].append((g, ns(num, den), "boundary"))
@@ -390,7 +390,7 @@ def tolerance_map(graph, params, l_range, g_range, pcts, resolution: int = 64) -
                 curves[p].append((g, Fraction(l_hi), "beyond"))
     # Where a boundary leaves through L = l_lo, its G is exact too.
     at = params.replace(L=l_lo, G=g_lo)
-    res = graph._h.max_below(at.theta, PARAM_INDEX["G"], float(g_lo), tgt, **kw)
+    res = core_graph.max_below(at.theta, PARAM_INDEX["G"], float(g_lo), tgt, **kw)
     for p, (kind, num, den) in zip(pcts, res):
         if kind == "max" and Fraction(g_lo) < ns(num, den) < Fraction(g_hi):
             curves[p].append((ns(num, den), Fraction(l_lo), "boundary"))

@@ -21,12 +21,20 @@ _STATUS_OK = "Optimal"
 _KIND_PREFIX = {0: "s", 1: "e", 2: "h", 3: "t"}
 
 
+def build(core_graph, params) -> LinearProgram:
+    """The LLAMP LP (Algorithm 1) of a core graph at `params` (a latitude.params.Params)."""
+    return LinearProgram(core_graph.lp(params.theta, **params.model_kwargs()), params, core_graph)
+
+
 class LinearProgram:
-    def __init__(self, arrays: dict, params, graph=None):
+    """The LP's arrays as assembled by the core, and the params they were built at; `core_graph`
+    (when given) names the columns by rank and operation as LLAMP does."""
+
+    def __init__(self, arrays: dict, params, core_graph=None):
         self.a = arrays
         self.params = params
-        self.graph = graph
-        self._h = None
+        self.core_graph = core_graph
+        self._highs = None
 
     @property
     def num_cols(self) -> int:
@@ -76,7 +84,7 @@ class LinearProgram:
         """l, o, gap, g, O, then s/e/h<rank>_<op> per y variable, then t (LLAMP's names)."""
         names = list(self.a["param_cols"])
         verts, kinds = self.a["var_vertex"], self.a["var_kind"]
-        arr = self.graph.arrays() if self.graph is not None else None
+        arr = self.core_graph.arrays() if self.core_graph is not None else None
         for v, k in zip(verts.tolist(), kinds.tolist()):
             if k == 3:
                 names.append("t")
@@ -103,7 +111,7 @@ class LinearProgram:
         out["columns"] = self.num_cols
         out["rows"] = self.num_rows
         out["nonzeros"] = self.num_nonzeros
-        self._h = h
+        self._highs = h
         return out
 
     def export(self, path: str) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from latitude.analysis import PARAM_INDEX, Breakpoint, Line, Piece, Sensitivity, Tolerance, param_index, ratio
 from latitude.errors import ToolError
+from latitude.lp import build as build_lp
 from latitude.silence import stdout_silenced
 
 
@@ -79,7 +80,7 @@ def bound_down_limit(h, k: int, b: _Bounds) -> float:
 
 
 def sensitivity(
-    graph, params, param: str, lo: float, hi: float, step: float | None = None, max_seconds: float | None = None
+    core_graph, params, param: str, lo: float, hi: float, step: float | None = None, max_seconds: float | None = None
 ) -> Sensitivity:
     """Algorithm 2. With `max_seconds`, stop early: the result then covers [x, hi] only and has
     `complete = False` (used by benchmarks)."""
@@ -87,7 +88,7 @@ def sensitivity(
 
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     k = param_index(param)
-    lp = graph.lp(params.replace(**{param: hi}))
+    lp = build_lp(core_graph, params.replace(**{param: hi}))
     h = lp.highs()
     inf = float("inf")
     x = float(hi)
@@ -141,7 +142,7 @@ def sensitivity(
 
 
 def tolerance(
-    graph, params, param: str, pcts, baseline: float | None = None, max_seconds: float | None = None
+    core_graph, params, param: str, pcts, baseline: float | None = None, max_seconds: float | None = None
 ) -> Tolerance:
     """Max-ℓ LPs. With `max_seconds` (benchmarks), HiGHS's time limit (its clock runs over
     all solves of one instance) bounds them together; TimeoutError when it is reached."""
@@ -150,7 +151,7 @@ def tolerance(
     k = param_index(param)
     x0 = float(getattr(params, param) if baseline is None else baseline)
     base = params.replace(**{param: x0})
-    lp = graph.lp(base)
+    lp = build_lp(core_graph, base)
     h = lp.highs()
     if max_seconds is not None:
         h.setOptionValue("time_limit", float(max_seconds))

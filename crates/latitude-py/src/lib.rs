@@ -1,5 +1,5 @@
 //! `latitude._core`: the Rust core seen from Python. Thin on purpose: a graph handle,
-//! loaders, and calls that return plain dicts / numpy arrays; `latitude.api` builds the
+//! loaders, and calls that return plain dicts / numpy arrays; `latitude.graph` builds the
 //! user-facing objects. Heavy work runs without the GIL.
 
 use std::sync::{Arc, Mutex};

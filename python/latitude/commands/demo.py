@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from latitude.params import add_model_args, params_from_args
+from latitude.commands.model_args import add_model_args, params_from_args
 
 
 def register(sub) -> None:

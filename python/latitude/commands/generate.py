@@ -35,18 +35,19 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from latitude.jobs import check, generate
+    from latitude.graph import Graph
+    from latitude.jobs import check
     from latitude.report import print_json
 
     if args.check:
         print(check(args.job), end="")
         return 0
     t = time.perf_counter()
-    graph = generate(args.job, seed=args.seed, coll=args.coll)
+    graph = Graph.from_job(args.job, seed=args.seed, coll=args.coll)
     elapsed = time.perf_counter() - t
     if args.output:
         graph.write_goal(args.output)
-    report = graph.generate_report
+    report = graph.report
     if args.json:
         out = report.to_dict()
         out["output"] = args.output

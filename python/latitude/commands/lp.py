@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from latitude.params import add_model_args, params_from_args
-from latitude.traces import add_schedule_args, schedule_options_from_args
+from latitude.commands.model_args import add_model_args, params_from_args
+from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:

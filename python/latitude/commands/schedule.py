@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from latitude.traces import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
@@ -26,10 +26,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from latitude.graph import Graph
     from latitude.report import print_json
-    from latitude.traces import schedule
 
-    graph, report = schedule(args.traces, schedule_options_from_args(args))
+    graph = Graph.from_trace(args.traces, schedule_options_from_args(args))
+    report = graph.report
     if args.output:
         graph.write_goal(args.output)
     if args.json:

@@ -3,7 +3,7 @@ Monte Carlo variability, Chrome-trace timelines. Semantics: docs/simulator.md.""
 
 from __future__ import annotations
 
-from latitude.params import add_model_args, params_from_args
+from latitude.commands.model_args import add_model_args, params_from_args
 
 
 def register(sub) -> None:
@@ -87,7 +87,6 @@ def _options(args):
 
 def run(args) -> int:
     from latitude.api import load
-    from latitude.simulation import simulate
 
     params = params_from_args(args)
     opts = _options(args)
@@ -103,8 +102,8 @@ def run(args) -> int:
         from latitude.timeline import check_size
 
         check_size(graph.info, window, args.timeline_max_events)
-    sim = simulate(graph._h, params, opts, record=bool(args.timeline))
-    baseline = simulate(graph._h, params, _quiet(opts)) if opts.noise else None
+    sim = graph.simulate(params, opts, record=bool(args.timeline))
+    baseline = graph.simulate(params, _quiet(opts)) if opts.noise else None
     samples = _samples(graph, params, opts, args) if args.samples else None
     timeline = None
     if args.timeline:
@@ -139,12 +138,11 @@ def _samples(graph, params, opts, args):
     import sys
 
     from latitude.progress import progress
-    from latitude.simulation import simulate_samples
 
     if not sys.stderr.isatty():
-        return simulate_samples(graph._h, args.samples, params, opts, args.threads)
+        return graph.simulate_samples(args.samples, params, opts, args.threads)
     with progress(f"simulating {args.samples} samples", total=args.samples) as update:
-        return simulate_samples(graph._h, args.samples, params, opts, args.threads, progress=update)
+        return graph.simulate_samples(args.samples, params, opts, args.threads, progress=update)
 
 
 def _title(graph, opts) -> str:

@@ -1,0 +1,42 @@
+"""The LogGPS flags of every command that prices a graph (-L, -o, -G, ..., --machine)."""
+
+from __future__ import annotations
+
+import argparse
+
+from latitude.params import DEFAULTS, PARAM_NAMES, PROTOCOLS, Params
+from latitude.units import fmt_time, parse_time
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """The LogGPS flags shared by every command that prices a graph."""
+    grp = p.add_argument_group("LogGPS model (units accepted: 3us, 1.5µs, 500ns; G as 0.018ns or 50GB/s)")
+    grp.add_argument("-L", metavar="TIME", help=f"network latency (default {fmt_time(DEFAULTS['L'])})")
+    grp.add_argument("-o", metavar="TIME", help=f"CPU overhead per message (default {fmt_time(DEFAULTS['o'])})")
+    grp.add_argument("-G", metavar="GAP", help=f"gap per byte, 1/bandwidth (default {DEFAULTS['G']} ns)")
+    grp.add_argument("-g", metavar="TIME", help="NIC gap per message; implies --serialize-nic (default 0)")
+    grp.add_argument("-O", metavar="GAP", help="CPU overhead per byte (default 0)")
+    grp.add_argument(
+        "-S", metavar="SIZE", help="eager limit: larger messages use rendezvous (default 256KiB; 'inf' = all eager)"
+    )
+    grp.add_argument("--rendezvous", choices=PROTOCOLS, help="rendezvous protocol (default handshake)")
+    grp.add_argument(
+        "--serialize-nic",
+        action="store_true",
+        help="serialize each rank's sends on its NIC in trace order (g + bytes·G apart)",
+    )
+    grp.add_argument("--machine", metavar="TOML", help="read parameters from a machine file (flags override it)")
+
+
+def params_from_args(args: argparse.Namespace) -> Params:
+    base = Params.from_machine(args.machine) if getattr(args, "machine", None) else Params()
+    kw = {}
+    for name in PARAM_NAMES + ("S",):
+        value = getattr(args, name, None)
+        if value is not None:
+            kw[name] = value
+    if getattr(args, "rendezvous", None):
+        kw["protocol"] = args.rendezvous
+    if getattr(args, "serialize_nic", False) or (args.g is not None and parse_time(args.g, "-g") > 0):
+        kw["nic_serialization"] = True
+    return base.replace(**kw) if kw else base

@@ -1,0 +1,347 @@
+"""The execution graph and its results: :class:`Graph`, :class:`Prediction`, and the reports
+of how a graph was made (:class:`ScheduleReport`, :class:`GenerateReport`).
+
+    import latitude
+    g = latitude.load("app.goal")         # or Graph.from_goal / from_trace / from_job
+    p = g.predict(L="3us", o="1.5us", G="0.018ns")
+    p.runtime_ns, p.lambda_["L"], p.rho_L
+    p.per_rank()                          # pandas DataFrame (pandas optional elsewhere)
+
+A Graph holds the Rust core's graph; every analysis takes it through a public method here,
+so nothing outside this module touches the core handle.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from latitude import _core, analysis, lp, lp_analysis, simulation
+from latitude.errors import InputError
+from latitude.jobs import job_source
+from latitude.params import PARAM_NAMES, Params
+from latitude.progress import progress as progress_bar
+from latitude.traces import ScheduleOptions, trace_bytes
+from latitude.units import fmt_size, fmt_time, parse_gap, parse_time
+
+# Inputs at least this large get a progress bar while loading or scheduling.
+PROGRESS_BYTES = 64 << 20
+
+
+def _uses_lp(method: str) -> bool:
+    """True for the LP method (HiGHS), False for the exact engine."""
+    if method not in ("engine", "lp"):
+        raise InputError("--method", f"expected engine or lp, got {method!r}")
+    return method == "lp"
+
+
+def _params(params: Params | None, kw: dict) -> Params:
+    base = params or Params()
+    return base.replace(**kw) if kw else base
+
+
+def _exists(path: str) -> str:
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or directory")
+    return path
+
+
+class GraphReport:
+    """How a graph was made (trace conversion, job-file generation): the core's stats dict
+    plus the graph's size."""
+
+    def __init__(self, stats: dict, info: dict):
+        self.stats = stats
+        self.info = info
+
+    def to_dict(self) -> dict:
+        out = dict(self.stats)
+        out["graph"] = {k: self.info[k] for k in ("ranks", "vertices", "edges", "messages", "bytes")}
+        return out
+
+
+class ScheduleReport(GraphReport):
+    """What the trace conversion did: calls, collectives by algorithm, unmodelled calls."""
+
+    def summary(self) -> str:
+        """One line: ranks, ops, messages, collectives by algorithm, unmodelled calls."""
+        s, i = self.stats, self.info
+        parts = [
+            f"{s['ranks']} ranks, {s['events']:,} calls → {i['vertices']:,} ops, "
+            f"{i['messages']:,} messages ({fmt_size(i['bytes'])})"
+        ]
+        if s["collectives"]:
+            colls = ", ".join(f"{k.replace(' ', '/')} {v:,}" for k, v in s["collectives"].items())
+            parts.append(f"collectives (calls on all ranks): {colls}")
+        else:
+            parts.append("no collectives")
+        if s["unmodelled"]:
+            names = ", ".join(f"{k} ×{v['calls']:,}" for k, v in s["unmodelled"].items())
+            parts.append(f"not modelled: {names}")
+        return "; ".join(parts)
+
+    def notes(self) -> list[str]:
+        """One line per unmodelled call name (with the time kept as computation), then notes."""
+        out = []
+        for name, u in self.stats["unmodelled"].items():
+            out.append(f"{name}: {u['calls']:,} calls, {fmt_time(u['time_ns'])} kept as computation ({u['reason']})")
+        out.extend(self.stats["notes"])
+        return out
+
+
+class GenerateReport(GraphReport):
+    """What generation did: jobs, their motifs and calls."""
+
+    def summary(self) -> str:
+        """One line: jobs with their motifs, then the graph's size."""
+        jobs = []
+        for j in self.stats["jobs"]:
+            motifs = ", ".join(
+                m["motif"] + (f"/{m['alg']}" if m["alg"] else "") + f" ×{m['calls']:,}" for m in j["motifs"]
+            )
+            jobs.append(f"{j['name']} ({j['ranks']:,} ranks, {j['iterations']:,} iterations: {motifs})")
+        i = self.info
+        return (
+            f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} on {self.stats['world']:,} ranks: "
+            + "; ".join(jobs)
+            + f" → {i['vertices']:,} ops, {i['messages']:,} messages ({fmt_size(i['bytes'])})"
+        )
+
+
+class Graph:
+    """An execution graph held by the Rust core. `path` is the file it came from (None for
+    job text and random graphs); `report` says how it was made from a trace or a job file
+    (None for GOAL and random graphs)."""
+
+    def __init__(self, core_graph, path: str | None = None, report: GraphReport | None = None):
+        self._h = core_graph
+        self.path = path
+        self.report = report
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_goal(cls, path: str, progress: bool = True) -> Graph:
+        """Read a GOAL file (LogGOPSim's schedule text); a bar on large files."""
+        path = _exists(path)
+        if progress and os.path.getsize(path) >= PROGRESS_BYTES:
+            with progress_bar(f"loading {os.path.basename(path)}") as update:
+                return cls(_core.Graph.load_goal(path, update), path)
+        return cls(_core.Graph.load_goal(path), path)
+
+    @classmethod
+    def from_trace(cls, path: str, options: ScheduleOptions | None = None, progress: bool = True) -> Graph:
+        """Schedule a liballprof trace (directory or rank-0 file) in memory; `report` is a
+        ScheduleReport."""
+        path = _exists(path)
+        kwargs = (options or ScheduleOptions()).core_kwargs()
+        if progress and trace_bytes(path) >= PROGRESS_BYTES:
+            with progress_bar(f"scheduling {os.path.basename(os.path.normpath(path))}") as update:
+                handle, stats = _core.Graph.from_trace(path, progress=update, **kwargs)
+        else:
+            handle, stats = _core.Graph.from_trace(path, **kwargs)
+        graph = cls(handle, path)
+        graph.report = ScheduleReport(stats, graph.info)
+        return graph
+
+    @classmethod
+    def from_job(cls, job: str, seed: int = 1, coll: str = "default", progress: bool = True) -> Graph:
+        """Generate a job file's graph. `job` is a path or the job text itself; `seed` drives
+        the compute motifs' distributions; `coll` chooses algorithms for collective motifs
+        without `alg=` (the `--coll` syntax). `report` is a GenerateReport."""
+        path, text = job_source(job)
+        if seed < 0 or seed >= 2**64:
+            raise InputError("--seed", f"expected a seed in 0..2^64-1, got {seed}")
+        if progress:
+            with progress_bar("generating") as update:
+
+                def report(phase, done, total):
+                    if phase == "generating":
+                        update(done, total)
+
+                handle, stats = _core.generate_job(path, text=text, seed=seed, coll=coll, progress=report)
+        else:
+            handle, stats = _core.generate_job(path, text=text, seed=seed, coll=coll)
+        graph = cls(handle, path if text is None else None)
+        graph.report = GenerateReport(stats, graph.info)
+        return graph
+
+    @classmethod
+    def random(cls, **spec) -> Graph:
+        """A random MPI-like program (see latitude_core::gen::random)."""
+        return cls(_core.Graph.random(**spec))
+
+    # -- the graph ----------------------------------------------------------------------
+
+    @property
+    def info(self) -> dict:
+        return self._h.info()
+
+    @property
+    def num_ranks(self) -> int:
+        return self.info["ranks"]
+
+    def __len__(self) -> int:
+        return self.info["vertices"]
+
+    def __repr__(self) -> str:
+        i = self.info
+        src = f" from {self.path}" if self.path else ""
+        return f"<latitude.Graph {i['ranks']} ranks, {i['vertices']} ops, {i['messages']} messages{src}>"
+
+    def write_goal(self, path: str) -> None:
+        self._h.write_goal(os.fspath(path))
+
+    def arrays(self) -> dict:
+        return self._h.arrays()
+
+    # -- analyses -----------------------------------------------------------------------
+
+    def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> Prediction:
+        """T(θ), derivatives, ρ_L and the critical path at one parameter point."""
+        p = _params(params, kw)
+        raw = self._h.predict(p.theta, path_limit=path_steps, **p.model_kwargs())
+        return Prediction(raw, p)
+
+    def lp(self, params: Params | None = None, **kw) -> lp.LinearProgram:
+        """The LLAMP LP (Algorithm 1) at `params`, ready to solve with HiGHS or export."""
+        return lp.build(self._h, _params(params, kw))
+
+    def simulate(self, params: Params | None = None, options=None, record: bool = False, **kw):
+        """One discrete-event simulation (latitude.simulation); keyword arguments may set
+        parameters (L="3us") and SimOptions fields (semantics, noise, seed, ...)."""
+        p, o = simulation.split_kwargs(params, options, kw)
+        return simulation.simulate(self._h, p, o, record)
+
+    def simulate_samples(
+        self, n: int, params: Params | None = None, options=None, threads: int | None = None, progress=None, **kw
+    ):
+        """`n` Monte Carlo samples (noise drawn per sample from the seed), on all cores;
+        `progress(done, total)` is called between chunks of samples."""
+        p, o = simulation.split_kwargs(params, options, kw)
+        return simulation.simulate_samples(self._h, n, p, o, threads, progress)
+
+    def sensitivity(
+        self,
+        lo,
+        hi,
+        param: str = "L",
+        step=None,
+        params: Params | None = None,
+        method: str = "engine",
+        max_seconds: float | None = None,
+        **kw,
+    ):
+        """Every critical point of T in `param` (L or G) on [lo, hi], exact (see
+        latitude.analysis). `max_seconds` bounds the lp method (benchmarks)."""
+        conv = parse_time if param == "L" else parse_gap
+        lo, hi = conv(lo, "lo"), conv(hi, "hi")
+        step = None if step is None else conv(step, "step")
+        p = _params(params, kw)
+        if _uses_lp(method):
+            return lp_analysis.sensitivity(self._h, p, param, lo, hi, step, max_seconds)
+        return analysis.sensitivity(self._h, p, param, lo, hi, step)
+
+    def tolerance(
+        self,
+        pcts=(1, 2, 5),
+        param: str = "L",
+        baseline=None,
+        params: Params | None = None,
+        method: str = "engine",
+        max_seconds: float | None = None,
+        **kw,
+    ):
+        """Largest L (or G) keeping T within x % of T(baseline), for each x in `pcts`."""
+        if baseline is not None:
+            baseline = (parse_time if param == "L" else parse_gap)(baseline, "--baseline")
+        p = _params(params, kw)
+        if _uses_lp(method):
+            return lp_analysis.tolerance(self._h, p, param, list(pcts), baseline, max_seconds)
+        return analysis.tolerance(self._h, p, param, list(pcts), baseline)
+
+    def tolerance_map(self, l_range, g_range, pcts=(1, 2, 5), resolution: int = 64, params: Params | None = None, **kw):
+        """Boundaries of {(L, G): T ≤ (1 + x/100)·T₀} (see latitude.analysis.tolerance_map)."""
+        return analysis.tolerance_map(self._h, _params(params, kw), l_range, g_range, list(pcts), resolution)
+
+
+@dataclass
+class Prediction:
+    """One prediction. Times in ns; derivatives are exact (integers)."""
+
+    raw: dict = field(repr=False)
+    params: Params
+
+    @property
+    def runtime_ns(self) -> float:
+        return self.raw["runtime_ns"]
+
+    @property
+    def lambda_(self) -> dict:
+        """Right derivatives ∂T/∂p (the slope for increasing p)."""
+        return dict(zip(PARAM_NAMES, self.raw["right"]))
+
+    @property
+    def lambda_left(self) -> dict:
+        return dict(zip(PARAM_NAMES, self.raw["left"]))
+
+    @property
+    def rho_L(self) -> float:
+        """Share of the runtime spent in network latency: L·λ_L / T."""
+        t = self.runtime_ns
+        return self.params.L * self.lambda_["L"] / t if t > 0 else 0.0
+
+    @property
+    def critical_path(self) -> dict:
+        r = self.raw
+        return {
+            "messages": int(r["messages"]),
+            "calc_ns": r["calc_ns"],
+            "latency_ns": r["latency_ns"],
+            "bandwidth_ns": r["bandwidth_ns"],
+            "overhead_ns": r["overhead_ns"],
+            "gap_ns": r["gap_ns"],
+            "steps": int(r["path_steps"]),
+        }
+
+    def per_rank_rows(self) -> list[dict]:
+        r = self.raw
+        return [
+            {
+                "rank": i,
+                "calc_ns": float(r["rank_calc_ns"][i]),
+                "overhead_ns": float(r["rank_overhead_ns"][i]),
+                "network_ns": float(r["rank_network_ns"][i]),
+                "gap_ns": float(r["rank_gap_ns"][i]),
+                "messages": int(r["rank_messages"][i]),
+            }
+            for i in range(len(r["rank_calc_ns"]))
+        ]
+
+    def per_rank(self):
+        """Critical-path time per rank as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.per_rank_rows()).set_index("rank")
+
+    def path(self) -> list[dict]:
+        """The last steps of the critical path (as many as requested with path_steps)."""
+        return [
+            {"vertex": v, "step": k, "rank": r, "op": l, "cost_ns": c, "where": loc}
+            for v, k, r, l, c, loc in self.raw["path"]
+        ]
+
+    def to_dict(self) -> dict:
+        """The stable JSON contract of `latitude predict --json` (DESIGN §6)."""
+        keys = ("L", "G", "o", "g", "O")
+        cp = self.critical_path
+        cp["per_rank"] = [row for row in self.per_rank_rows() if any(row[k] for k in row if k != "rank")]
+        return {
+            "runtime_ns": self.runtime_ns,
+            "lambda": {k: self.lambda_[k] for k in keys},
+            "lambda_left": {k: self.lambda_left[k] for k in keys},
+            "rho_L": self.rho_L,
+            "critical_path": cp,
+            "params": self.params.to_dict(),
+        }
