@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
 from latitude.params import Params
@@ -203,18 +204,41 @@ def simulate_samples(
     at most 10 chunks); without, in one call."""
     if n < 1:
         raise InputError("--samples", f"expected at least 1 sample, got {n}")
+    check_samples_fit(n)
     threads = threads or default_threads()
     kw = options.core_kwargs(params)
     chunks = 1 if progress is None else (10 if any(d["target"] == "trace" for d in kw["noise"]) else 100)
-    chunk = max(threads, -(-n // chunks))
-    runtimes, slowest, events, elapsed = [], [], 0, 0.0
+    chunk = min(max(threads, -(-n // chunks)), _MAX_CHUNK)
+    runtime, slowest = np.empty(n, dtype=float), np.empty(n, dtype=np.int64)
+    events, elapsed = 0, 0.0
     for first in range(0, n, chunk):
         count = min(chunk, n - first)
         raw = handle.simulate_samples(first=first, count=count, threads=threads, **kw)
-        runtimes.append(raw["runtime_ns"])
-        slowest.append(raw["slowest_rank"])
+        runtime[first : first + count] = raw["runtime_ns"]
+        slowest[first : first + count] = raw["slowest_rank"]
         events += int(raw["events"])
         elapsed += float(raw["elapsed_s"])
         if progress:
             progress(first + count, n)
-    return Samples(np.concatenate(runtimes), np.concatenate(slowest), int(options.seed), 0, events, elapsed)
+    return Samples(runtime, slowest, int(options.seed), 0, events, elapsed)
+
+
+# Memory per kept sample (runtime and slowest rank, 8 bytes each) and per sample of the chunk
+# in flight (the core's records and their arrays).
+_BYTES_PER_SAMPLE = 16
+_BYTES_PER_CHUNK_SAMPLE = 48
+_MAX_CHUNK = 1 << 20
+
+
+def check_samples_fit(n: int) -> None:
+    """Refuse `n` samples whose runtimes would take more than half the memory available now
+    (the rest is the graph's, the simulation's and other programs')."""
+    need = n * _BYTES_PER_SAMPLE + min(n, _MAX_CHUNK) * _BYTES_PER_CHUNK_SAMPLE
+    avail = available_memory()
+    if avail is not None and need > avail // 2:
+        fit = max(1, (avail // 2 - _MAX_CHUNK * _BYTES_PER_CHUNK_SAMPLE) // _BYTES_PER_SAMPLE)
+        raise InputError(
+            "--samples",
+            f"{n:,} samples would keep {need / 2**30:.1f} GiB of runtimes, more than half the "
+            f"{avail / 2**30:.1f} GiB this machine has available (at most about {fit:,} samples)",
+        )

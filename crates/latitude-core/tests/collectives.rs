@@ -3,7 +3,7 @@
 //! contributions has this op seen" is propagated along `requires` edges and matched messages
 //! in topological order, and each collective's postcondition is checked on the result.
 
-use latitude_core::collectives::{ceil_log2, emit, place, pof2_floor, Algorithm, CollKind, Placed, Prog, RankCall};
+use latitude_core::collectives::{ceil_log2, emit, messages, place, pof2_floor, Algorithm, CollKind, Placed, Prog, RankCall};
 use latitude_core::graph::{Dep, ExecGraph, GraphBuilder, Kind, NONE};
 
 use Algorithm as A;
@@ -263,6 +263,8 @@ fn closed_forms_and_data_reach_p2_to_64() {
                 let got = shape(&g);
                 let want = expected(&c);
                 assert_eq!(got, want, "{kind:?} {alg:?} p={p} root={root}");
+                // The library's closed form (graph-size estimates) says the same.
+                assert_eq!(messages(kind, alg, p, c.bytes), Some(want.messages as u128), "{kind:?} {alg:?} p={p}");
                 let ok = reach_ok(&c, &reach(&g));
                 if schedgen_dissemination(kind, alg) {
                     assert_eq!(ok.is_ok(), schedgen_covers(p), "{kind:?} {alg:?} p={p}: Schedgen's dissemination reach");

@@ -514,6 +514,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Graph>()?;
     m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
+    m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;
     m.add("NPARAM", NPARAM)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())

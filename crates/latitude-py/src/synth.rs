@@ -19,7 +19,7 @@ fn parse(path: &str, text: Option<&str>) -> Result<JobFile, Error> {
 /// Generate the graph of a job file (read from `path`, or `text` named `path`). Returns
 /// (graph, stats). `progress(phase, done, total)` is called now and then.
 #[pyfunction]
-#[pyo3(signature = (path, text=None, seed=1, coll="default", progress=None))]
+#[pyo3(signature = (path, text=None, seed=1, coll="default", progress=None, max_ops=None))]
 pub fn generate_job<'py>(
     py: Python<'py>,
     path: String,
@@ -27,9 +27,10 @@ pub fn generate_job<'py>(
     seed: u64,
     coll: &str,
     progress: Option<Py<PyAny>>,
+    max_ops: Option<u64>,
 ) -> PyResult<(Graph, Bound<'py, PyDict>)> {
     let coll = Selection::parse(coll).map_err(|m| input_error(py, Error { location: "--coll".into(), message: m }))?;
-    let opts = SynthOptions { seed, coll };
+    let opts = SynthOptions { seed, coll, max_ops };
     let res = py.detach(|| {
         let report = |phase: &str, done: u64, total: u64| {
             if let Some(cb) = &progress {
@@ -80,4 +81,11 @@ fn job_list<'py>(py: Python<'py>, jobs: &[JobStats]) -> PyResult<Bound<'py, PyLi
 #[pyo3(signature = (path, text=None))]
 pub fn check_job(py: Python<'_>, path: String, text: Option<String>) -> PyResult<String> {
     parse(&path, text.as_deref()).map(|f| f.canonical()).map_err(|e| input_error(py, e))
+}
+
+/// Memory the machine has available now, in bytes (None if unknown): the budget that job
+/// generation and Monte Carlo samples are checked against.
+#[pyfunction]
+pub fn available_memory() -> Option<u128> {
+    latitude_core::synth::budget::available_memory()
 }

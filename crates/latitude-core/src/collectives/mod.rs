@@ -28,6 +28,7 @@ mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
+mod count;
 mod halving;
 mod prog;
 mod reduce;
@@ -37,6 +38,7 @@ mod scan;
 mod schedgen;
 mod select;
 
+pub use count::messages;
 pub use prog::{ceil_log2, lowbit, pof2_floor, Frontier, Id, POp, Prog};
 pub use select::{parse_size, Preset, Rule, Selection};
 

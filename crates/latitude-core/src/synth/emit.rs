@@ -72,6 +72,11 @@ impl Emitter {
         Emitter { sink, lanes: vec![Lane::default(); world as usize], st: Instance::new(0), x: Scratch::default() }
     }
 
+    /// Ops emitted so far (staged included).
+    pub fn emitted(&self) -> u64 {
+        self.st.base as u64 + self.st.kind.len() as u64
+    }
+
     /// Stage an op of `rank` after `deps`; returns its (provisional) id.
     fn stage(&mut self, rank: u32, op: Op, deps: &[u32]) -> u32 {
         let st = &mut self.st;

@@ -24,6 +24,9 @@ use super::motif::{parse_motif, MotifSpec};
 use super::value::{format_ranks, parse_count, parse_ranks, MAX_COUNT};
 use crate::error::{Error, Result};
 
+/// Largest job file read (they are written by hand; a device such as /dev/zero never ends).
+pub const MAX_FILE: usize = 16 << 20;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     pub name: String,
@@ -46,7 +49,13 @@ pub struct JobFile {
 impl JobFile {
     /// Read and parse a job file.
     pub fn read(path: &str) -> Result<JobFile> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+        use std::io::Read;
+        let f = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+        let mut bytes = Vec::new();
+        f.take(MAX_FILE as u64 + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, &e))?;
+        if bytes.len() > MAX_FILE {
+            return Err(Error::in_file(path, format!("larger than {}: not a job file", crate::text::size_text(MAX_FILE))));
+        }
         let text = String::from_utf8(bytes).map_err(|_| Error::in_file(path, "not UTF-8 text; expected a job file"))?;
         JobFile::parse(&text, path)
     }

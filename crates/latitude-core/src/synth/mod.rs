@@ -9,6 +9,7 @@
 //! `apps/motifs` executes the same job file for real; a scheduled trace of it has the same
 //! messages, rank by rank, as the generated graph.
 
+pub mod budget;
 pub mod dist;
 pub mod emit;
 pub mod grid;
@@ -34,6 +35,9 @@ pub struct SynthOptions {
     pub seed: u64,
     /// Algorithms of collective motifs without `alg=` (`--coll`).
     pub coll: Selection,
+    /// Refuse a graph estimated above this many ops (None: what the machine's available
+    /// memory holds; see `budget.rs`).
+    pub max_ops: Option<u64>,
 }
 
 /// What one motif line did over the whole run.
@@ -75,6 +79,10 @@ pub fn finish(b: GraphBuilder, path: &str) -> Result<ExecGraph> {
 /// Emit every job into a builder (not finished); `progress(done, total)` counts chain
 /// iterations over all jobs.
 pub fn build(file: &JobFile, opts: &SynthOptions, progress: &mut dyn FnMut(u64, u64)) -> Result<(GraphBuilder, Vec<JobStats>)> {
+    let estimate = budget::check(file, opts)?;
+    // The estimate bounds halo and sweep from above and the rest exactly; a graph growing
+    // past it is stopped rather than left to fill memory.
+    let hard_cap = estimate.saturating_add(estimate / 4).saturating_add(1 << 20);
     let mut em = Emitter::new(file.world);
     let total: u64 = file.jobs.iter().map(|j| j.iterations).sum();
     let mut done = 0u64;
@@ -93,6 +101,9 @@ pub fn build(file: &JobFile, opts: &SynthOptions, progress: &mut dyn FnMut(u64, 
                     continue;
                 }
                 let alg = run_motif(&mut ctx, m, mi as u32, it, opts).map_err(|e| Error::at(&file.path, m.line, e))?;
+                if ctx.em.emitted() as u128 > hard_cap {
+                    return Err(Error::at(&file.path, m.line, format!("internal: the graph grew past its estimate of {estimate} operations")));
+                }
                 let s = &mut js.motifs[mi];
                 s.calls += m.iterations;
                 if let Some(a) = alg {

@@ -63,6 +63,10 @@ pub struct RankReader<R: Read = File> {
 impl RankReader<File> {
     pub fn open(path: &str) -> Result<RankReader<File>> {
         let f = File::open(path).map_err(|e| Error::io(path, &e))?;
+        // Only a regular file ends: the zeros of a device or pipe may never stop.
+        if !f.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(Error::in_file(path, "not a regular file; expected a liballprof trace file"));
+        }
         RankReader::new(f, path)
     }
 }
