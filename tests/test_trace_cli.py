@@ -103,9 +103,14 @@ def test_print_command_and_mismatch(tmp_path, tracer_cache):
 
 def test_padded_names_and_stale_files(ompi_apps, tmp_path):
     (tmp_path / "pmpi-trace-rank-7.txt").write_text("stale")
-    trace(tmp_path, [*ompi(10), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], opts=("--padded",))
-    names = sorted(p.name for p in tmp_path.glob("*.txt"))
+    (tmp_path / "pmpi-trace-rank-0-backup.txt").write_text("the user's")
+    trace(tmp_path, [*ompi(10), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], opts=("--padded", "--force"))
+    names = sorted(p.name for p in tmp_path.glob("pmpi-trace-rank-??.txt"))
     assert names == [f"pmpi-trace-rank-{r:02d}.txt" for r in range(10)]
+    assert not (tmp_path / "pmpi-trace-rank-7.txt").exists()
+    assert (tmp_path / "pmpi-trace-rank-0-backup.txt").read_text() == "the user's"
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []  # no staging directory left
+    (tmp_path / "pmpi-trace-rank-0-backup.txt").unlink()  # not a rank file for the checker
     _, errors = tracecheck.check([str(tmp_path)])
     assert not errors
 
@@ -116,6 +121,13 @@ def test_repair_of_a_killed_rank(tmp_path):
     assert tracer.repair(f)
     assert f.read_bytes() == b"#@ latitude-trace 1\n\nMPI_Init:-:1:2:5.000\n#@ end killed\n"
     assert not tracer.repair(f)
+    # The unfinished record may be longer than any window: cut at the last complete line.
+    head = b"#@ latitude-trace 1\nMPI_Init:-:1:2:5.000\n"
+    f.write_bytes(head + b"MPI_Alltoallv:6.000:" + b"1," * 300_000 + b"\0" * (3 << 20))
+    assert tracer.repair(f)
+    assert f.read_bytes() == head + b"#@ end killed\n"
+    f.write_bytes(b"MPI_Init:-:" + b"9" * 200_000)  # no complete line at all
+    assert tracer.repair(f) and f.read_bytes() == b"#@ end killed\n"
 
 
 # ---- the checker rejects what is broken ----

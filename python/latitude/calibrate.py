@@ -28,6 +28,7 @@ import datetime
 import math
 from dataclasses import dataclass, field
 
+from latitude import launcher
 from latitude.errors import InputError, ToolError
 
 DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
@@ -329,8 +330,8 @@ def _measure_once(launch, argv: list[str], injector_lib, timeout: float) -> Meas
         text = run.stdout
     else:
         cmd, env = launch.command({}, argv)
-        proc, _ = inject.run_launcher(cmd, env, timeout=timeout)
-        if proc.returncode != 0:
-            raise ToolError(f"`{' '.join(cmd)}` exited with status {proc.returncode}:\n" + proc.stderr.strip()[-800:])
-        text = proc.stdout
+        run = launcher.run(cmd, env, timeout=timeout)
+        if run.returncode != 0:
+            raise ToolError(run.failure(f"`{' '.join(cmd)}`"))
+        text = run.stdout
     return Measurements.parse(text)

@@ -8,6 +8,7 @@ import sys
 
 from latitude.commands import COMMANDS
 from latitude.errors import InputError, LatitudeError
+from latitude.launcher import Terminated, exit_on_signals
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    exit_on_signals()  # SIGTERM/SIGHUP unwind the command: runs stopped, temp dirs removed
     try:
         return int(args.func(args) or 0)
     except (InputError, *_core_input_error()) as err:
@@ -63,5 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("latitude: interrupted", file=sys.stderr)
         return 130
+    except Terminated as sig:
+        print(f"latitude: terminated by {sig}", file=sys.stderr)
+        return 128 + sig.signum
     except BrokenPipeError:
         return 0

@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import tracer
+from latitude import launcher, tracer
 from latitude.errors import InputError, ToolError
 
 INJECT_LIB = "liblatitude_inject.so"
 CALIB_PROGRAM = "latitude-calib"
 REPORT_GLOB = "inject-rank-*.txt"
+# Default limit of one run under the injector: a rank stuck in an MPI library's crash handler
+# never ends (`--timeout` raises or lifts it).
+DEFAULT_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -126,21 +127,6 @@ class RunResult:
         return sum(int(r.counters.get(key, 0)) for r in self.ranks)
 
 
-def run_launcher(
-    cmd: list[str], env: dict[str, str], capture: bool = True, timeout: float | None = None, what: str | None = None
-) -> tuple[subprocess.CompletedProcess, float]:
-    """Run a launch command; returns the process and its wall time (s). A missing launcher
-    is bad input, a run over `timeout` a tool error naming `what` (default: the command)."""
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=capture, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise InputError(cmd[0], "launcher not found") from None
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"{what or '`' + ' '.join(cmd) + '`'} did not finish within {timeout:.0f} s") from None
-    return proc, time.monotonic() - t0
-
-
 def read_reports(directory: Path) -> list[RankReport]:
     """The per-rank reports the injector wrote into `directory`."""
     out = []
@@ -171,28 +157,26 @@ def run_injected(
     lib: Path | None = None,
     capture: bool = True,
     argv: list[str] | None = None,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
 ) -> RunResult:
-    """Run the launcher command (or `argv`) once under the injector."""
+    """Run the launcher command (or `argv`) once under the injector; a failed run is a
+    ToolError with the program's exit status and the last lines of its stderr."""
     lib = lib or launch.build(INJECT_LIB)
+    shown = f"`{' '.join(launch.argv if argv is None else argv)}` under the injector"
     with tempfile.TemporaryDirectory(prefix="latitude-inject-") as tmp:
         cmd, env = launch.command(preload_env(lib, opts, Path(tmp)), argv)
-        proc, wall = run_launcher(cmd, env, capture, timeout)
+        run = launcher.run(cmd, env, capture, timeout, what=shown)
         ranks = read_reports(Path(tmp))
-    result = RunResult(proc.returncode, ranks, wall, proc.stdout if capture else None, proc.stderr if capture else None)
-    if proc.returncode != 0 or not ranks:
-        tail = (proc.stderr or "").strip().splitlines()[-5:] if capture else []
-        why = (
-            f"exited with status {proc.returncode}"
-            if proc.returncode
-            else "wrote no injector report (did the program call MPI_Init and MPI_Finalize, with "
-            f"the MPI {launch.info.mpicc} builds for?)"
-        )
-        raise ToolError(
-            f"`{' '.join(launch.argv if argv is None else argv)}` under the injector {why}"
-            + ("\n" + "\n".join(tail) if tail else "")
-        )
-    return result
+    if run.returncode != 0:
+        raise ToolError(run.failure(shown))
+    if not ranks:
+        raise ToolError(f"{shown} wrote no injector report ({no_report_hint(launch)})")
+    return RunResult(run.returncode, ranks, run.wall_s, run.stdout, run.stderr)
+
+
+def no_report_hint(launch: Launch) -> str:
+    """Why a run that ended well wrote no injector report."""
+    return f"did the program call MPI_Init and MPI_Finalize, built with {launch.info.family} ({launch.info.mpicc})?"
 
 
 def log(msg: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -25,7 +26,8 @@ from pathlib import Path
 from latitude.errors import InputError, ToolError
 
 LIB_NAME = "liblatitude_trace.so"
-TRACE_GLOB = "pmpi-trace-rank-*.txt"
+# The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`).
+TRACE_NAME = re.compile(r"pmpi-trace-rank-(\d+)\.txt")
 FAMILIES = ("openmpi", "mpich", "intel")
 
 
@@ -184,23 +186,49 @@ def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False, l
     src = tracer_sources()
     target_dir = (root or cache_root()) / cache_key(info, src)
     lib = target_dir / name
+    if name.endswith(".so") and any(c in str(lib) for c in " :\t\n"):
+        raise InputError(
+            str(target_dir.parent),
+            "LD_PRELOAD cannot carry a library path with spaces or ':' (this build cache's); "
+            "set LATITUDE_CACHE_DIR to a directory without them",
+        )
     if lib.is_file() and not force:
         return lib
     if log:
         what = "the tracer" if name == LIB_NAME else name
         log(f"building {what} for {info.family} with {info.mpicc} (once, cached in {target_dir})")
-    target_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(
+            str(target_dir.parent), f"cannot create the build cache: {err.strerror} (set LATITUDE_CACHE_DIR)"
+        ) from None
     with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
+        # make sees relative paths only (the sources are copied next to the output), so a
+        # cache or install path with spaces, '$(...)' or ':' is never parsed by make or a shell
+        for f in src.iterdir():
+            if f.suffix in (".c", ".h") or f.name == "Makefile":
+                shutil.copy(f, tmp)
         proc = subprocess.run(
-            ["make", "-s", "-C", str(src), f"MPICC={info.mpicc}", f"OUT={tmp}", f"{tmp}/{name}"],
+            ["make", "-s", f"MPICC={make_word(info.mpicc)}", "OUT=.", f"./{name}"],
+            cwd=tmp,
             capture_output=True,
             text=True,
+            errors="replace",
         )
         if proc.returncode != 0:
             raise ToolError(f"building {name} with {info.mpicc} failed:\n{proc.stdout}{proc.stderr}".rstrip())
         target_dir.mkdir(exist_ok=True)
         os.replace(Path(tmp) / name, lib)  # atomic: concurrent builds do not collide
     return lib
+
+
+def make_word(path: str) -> str:
+    """`path` as one word of a make recipe: quoted for the shell, `$` doubled for make (so
+    `/opt/my mpi/$(evil)/mpicc` is run as that file, never expanded)."""
+    if "\n" in path or "\0" in path:
+        raise InputError("--mpicc", f"a compiler path cannot contain a newline: {path!r}")
+    return shlex.quote(path).replace("$", "$$")
 
 
 # ---- launch ----
@@ -246,7 +274,32 @@ def rank_of(path: Path) -> int:
 
 
 def trace_files(outdir: Path) -> list[Path]:
-    return sorted(outdir.glob(TRACE_GLOB), key=rank_of)
+    """The rank files of the trace in `outdir`, by rank."""
+    try:
+        names = os.listdir(outdir)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted((Path(outdir) / n for n in names if TRACE_NAME.fullmatch(n)), key=rank_of)
+
+
+def staging_dir(outdir: Path) -> Path:
+    """A fresh directory inside `outdir` to trace into: the previous trace stays untouched
+    until the new one is complete (same file system, so installing it is a rename)."""
+    return Path(tempfile.mkdtemp(dir=outdir, prefix=".latitude-trace-"))
+
+
+def install(staging: Path, outdir: Path) -> list[Path]:
+    """Move the rank files traced into `staging` to `outdir`, removing the rank files of the
+    trace they replace (a smaller run must not inherit old ranks); other files are not
+    touched. Returns the installed files."""
+    new = trace_files(staging)
+    names = {f.name for f in new}
+    for old in trace_files(outdir):
+        if old.name not in names:
+            old.unlink()
+    for f in new:
+        os.replace(f, Path(outdir) / f.name)
+    return trace_files(outdir)
 
 
 def _scan(path: Path) -> tuple[int, str]:
@@ -293,35 +346,34 @@ def _init_to_finalize_us(path: Path) -> float | None:
 
 def repair(path: Path) -> bool:
     """Close the file of a rank that was killed outright (SIGKILL): drop the zero bytes after
-    its last record (the tracer maps the file ahead of the data) and any partial line, and
-    append "#@ end killed". Returns True if the file needed it."""
+    its last record (the tracer maps the file ahead of the data) and the unfinished record
+    after the last complete line, however long either is, and append "#@ end killed".
+    Returns True if the file needed it."""
     size = path.stat().st_size
     with open(path, "r+b") as f:
         f.seek(max(0, size - 4096))
-        tail = f.read()
-        if re.search(rb"\n#@ end [^\n]*\n$", b"\n" + tail):
+        if re.search(rb"\n#@ end [^\n]*\n$", b"\n" + f.read()):
             return False
-        end = size
-        if tail.endswith(b"\0"):  # scan back to the last data byte
-            pos = size
-            while pos > 0:
-                start = max(0, pos - (1 << 20))
-                f.seek(start)
-                block = f.read(pos - start).rstrip(b"\0")
-                if block:
-                    end = start + len(block)
-                    break
-                pos = start
-            else:
-                end = 0
-        f.seek(max(0, end - 65536))
-        last = f.read(end - max(0, end - 65536))
-        cut = last.rfind(b"\n")
-        keep = max(0, end - 65536) + cut + 1 if cut >= 0 else 0
+        end = _scan_back(f, size, lambda block: len(block.rstrip(b"\0")))  # last data byte
+        keep = _scan_back(f, end, lambda block: block.rfind(b"\n") + 1)  # after the last newline
         f.truncate(keep)
         f.seek(keep)
         f.write(b"#@ end killed\n")
     return True
+
+
+def _scan_back(f, end: int, find) -> int:
+    """Scan [0, end) backwards in blocks: the offset `find(block)` gives in the first block
+    (from the end) where it is positive, else 0."""
+    pos = end
+    while pos > 0:
+        start = max(0, pos - (1 << 20))
+        f.seek(start)
+        k = find(f.read(pos - start))
+        if k > 0:
+            return start + k
+        pos = start
+    return 0
 
 
 def summarize(outdir: Path) -> TraceSummary:

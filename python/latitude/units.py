@@ -63,6 +63,21 @@ def parse_time(text: str | float, where: str = "value") -> float:
     return value * _TIME[unit]
 
 
+def parse_seconds(text: str, where: str = "--timeout") -> float | None:
+    """A time limit in seconds: '90' (s), '90s', '10min', '2h', '500ms'; '0' or 'none': no limit."""
+    t = str(text).strip()
+    if t.lower() in ("0", "none", "inf"):
+        return None
+    m = _NUM.match(t)
+    if m and (m.group(2) or "") in ("", "min", "h"):
+        value = float(m.group(1)) * {"": 1, "min": 60, "h": 3600}[m.group(2) or ""]
+    else:
+        value = parse_time(t, where) / 1e9
+    if not 0 < value < 1e9:
+        raise InputError(where, f"expected a time limit such as 90s, 10min or 2h (0 or none: no limit), got {text!r}")
+    return value
+
+
 def parse_gap(text: str | float, where: str = "value") -> float:
     """Per-byte gap in ns/byte: '0.018ns' or a bandwidth such as '50GB/s'."""
     if isinstance(text, (int, float)):

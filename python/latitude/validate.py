@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import inject, tracer
+from latitude import inject, launcher, tracer
 from latitude.errors import InputError, ToolError
 from latitude.units import parse_range, parse_time
 
@@ -81,7 +81,7 @@ class ValidateOptions:
     calib_repeat: int = 3  # calibration runs, combined by per-size medians
     traces: int = 1  # traced runs; the median one's graph is used
     check_output: bool = True
-    timeout: float | None = None
+    timeout: float | None = None  # s per run; None: the defaults (run_timeout); 0: no limit
     title: str | None = None
 
 
@@ -166,23 +166,23 @@ def _result_lines(stdout: str | None) -> list[str]:
     return [ln for ln in (stdout or "").splitlines() if not _TIMING.search(ln)]
 
 
-def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> str:
-    """Trace the application once (ΔL = 0); returns its stdout."""
+def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> launcher.Run:
+    """Trace the application once (ΔL = 0) into `outdir` (replacing its trace)."""
     lib = inject.build_with_spinner(launch, tracer.LIB_NAME)
     outdir.mkdir(parents=True, exist_ok=True)
-    for stale in tracer.trace_files(outdir):
-        stale.unlink()
-    env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
-    proc, _ = inject.run_launcher(*launch.command(env), timeout=timeout, what="the traced run")
-    for f in tracer.trace_files(outdir):
-        tracer.repair(f)
-    s = tracer.summarize(outdir)
-    if proc.returncode != 0 or not s.files or set(s.endings) != {"finalize"}:
-        raise ToolError(
-            f"the traced run of `{' '.join(launch.argv)}` failed (status "
-            f"{proc.returncode}, {s.ranks} trace files):\n" + proc.stderr.strip()[-800:]
-        )
-    return proc.stdout
+    staging = tracer.staging_dir(outdir)
+    try:
+        env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(staging / "pmpi-trace-rank-")}
+        run = launcher.run(*launch.command(env), timeout=timeout, what="the traced run")
+        for f in tracer.trace_files(staging):
+            tracer.repair(f)
+        s = tracer.summarize(staging)
+        if run.returncode != 0 or not s.files or set(s.endings) != {"finalize"}:
+            raise ToolError(run.failure(f"the traced run of `{' '.join(launch.argv)}` ({s.ranks} trace files)"))
+        tracer.install(staging, outdir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return run
 
 
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
@@ -266,6 +266,13 @@ def median_trace(checks: list[dict]) -> dict:
     return ranked[(len(ranked) - 1) // 2]
 
 
+def run_timeout(traced_s: float, points: list[Point]) -> float:
+    """Default limit of one injected run: a minute plus ten times the traced run and the
+    largest predicted slowdown (a rank stuck in a crash handler must not hang the study)."""
+    slowdown = max(p.predicted_ns for p in points) - min(p.predicted_ns for p in points)
+    return 60 + 10 * (traced_s + slowdown / 1e9)
+
+
 def run_grid(
     launch: inject.Launch, params, points: list[Point], reps: int, timeout, update, reference: list[str] | None
 ) -> bool | None:
@@ -301,15 +308,17 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
     )
     reference = None
+    traced_s = 0.0  # wall time of the traced run: what the runs' default time limit scales with
     if not opts.trace_dir:
         for i, d in enumerate(trace_dirs):
             log(
                 f"tracing `{' '.join(launch.argv)}` at ΔL = 0"
                 f"{f' ({i + 1} of {len(trace_dirs)})' if len(trace_dirs) > 1 else ''} ..."
             )
-            out = trace_run(launch, d, opts.timeout)
+            run = trace_run(launch, d, inject.DEFAULT_TIMEOUT_S if opts.timeout is None else opts.timeout or None)
+            traced_s = max(traced_s, run.wall_s)
             if i == 0:
-                reference = _result_lines(out) if opts.check_output else None
+                reference = _result_lines(run.stdout) if opts.check_output else None
     params, mpath = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
     checks = trace_checks(trace_dirs, params)
@@ -323,8 +332,11 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     total = opts.reps * len(points)
     log(f"running {total} injected runs ({len(points)} ΔL × {opts.reps}; {inject.environment_note()}) ...")
     t0 = time.monotonic()
+    if not traced_s:
+        traced_s = (tracer.traced_runtime_ns(trace_dir) or 0) / 1e9
+    limit = run_timeout(traced_s, points) if opts.timeout is None else opts.timeout or None
     with progress("injected runs", total=total) as update:
-        same = run_grid(launch, params, points, opts.reps, opts.timeout, update, reference)
+        same = run_grid(launch, params, points, opts.reps, limit, update, reference)
     notes.append(f"{total} injected runs in {time.monotonic() - t0:.0f} s")
     rmse, rel = rrmse(points)
     v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol, checks)

@@ -8,11 +8,11 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from latitude import inject
+from latitude import inject, launcher
 from latitude.commands.launch_args import add_launch_args
 from latitude.errors import ToolError
 from latitude.params import Params
-from latitude.units import fmt_size, fmt_time, parse_size, parse_time
+from latitude.units import fmt_size, fmt_time, parse_seconds, parse_size, parse_time
 
 EPILOG = """\
 examples:
@@ -22,7 +22,10 @@ examples:
 
 Messages of more than the eager limit (--eager-limit, or S of --machine) follow the
 handshake rendezvous: 3·ΔL to the receiver, 4·ΔL to the sender. Without either option every
-message is treated as eager (ΔL to the receiver only). See docs/validation.md."""
+message is treated as eager (ΔL to the receiver only). See docs/validation.md.
+
+The exit status is the program's own (128 + n if a signal n killed it); a failed run shows the
+last lines of its standard error. A run is stopped after --timeout (default 1h)."""
 
 
 def register(subparsers) -> None:
@@ -43,7 +46,17 @@ def register(subparsers) -> None:
     )
     p.add_argument("--machine", metavar="TOML", help="machine file (latitude calibrate): its S and L+2o, G+O estimates")
     p.add_argument("--no-collectives", action="store_true", help="leave collectives to MPI (no latency added to them)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout (the program's own stdout then goes to stderr)",
+    )
+    p.add_argument(
+        "--timeout",
+        default="1h",
+        metavar="TIME",
+        help="stop the run (every rank) after TIME, e.g. 90s, 10min (default %(default)s; 0: no limit)",
+    )
     add_launch_args(p, "the injector", "the launch command, e.g. mpirun -np 2 ./app", print_command=True)
     p.set_defaults(func=run)
 
@@ -62,6 +75,7 @@ def options(args) -> inject.InjectOptions:
 
 def run(args) -> int:
     opts = options(args)
+    timeout = parse_seconds(args.timeout)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild)
     if args.print_command:
@@ -71,19 +85,22 @@ def run(args) -> int:
         prefix = "" if launch.family != "unknown" else " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " "
         print(prefix + shlex.join(cmd))
         return 0
-    # the program's own output goes straight to the terminal
+    # the program's own output goes straight to the terminal (stdout to stderr under --json)
     with tempfile.TemporaryDirectory(prefix="latitude-inject-") as tmp:
         cmd, env = launch.command(inject.preload_env(lib, opts, Path(tmp)))
-        proc, wall = inject.run_launcher(cmd, env, capture=False)
-        status = proc.returncode
-        ranks = inject.read_reports(Path(tmp))
-    if not ranks:
-        raise ToolError(
-            f"{launch.argv[0]} exited with status {status} and no rank wrote an "
-            f"injector report. Was the program built with {launch.info.family} "
-            f"({launch.info.mpicc}), and does it call MPI_Init and MPI_Finalize?"
+        run = launcher.run(
+            cmd, env, capture=False, timeout=timeout, what=f"`{' '.join(launch.argv)}`", stdout_to_stderr=args.json
         )
-    res = inject.RunResult(status, ranks, wall)
+        ranks = inject.read_reports(Path(tmp))
+    status = run.returncode
+    if not ranks:
+        if status != 0:  # the program failed: its own status, not a guess about the build
+            inject.log(run.failure(f"`{' '.join(launch.argv)}`"))
+            return launcher.exit_status(status)
+        raise ToolError(
+            f"{launch.argv[0]} exited with status 0 but no rank wrote an injector report: {inject.no_report_hint(launch)}"
+        )
+    res = inject.RunResult(status, ranks, run.wall_s)
     summary = _summary(res, opts)
     if args.json:
         print(json.dumps(summary, indent=1))
@@ -100,8 +117,8 @@ def run(args) -> int:
             "without added latency (see the warnings above)"
         )
     if status != 0:
-        inject.log(f"{launch.argv[0]} exited with status {status}")
-    return status
+        inject.log(run.failure(f"`{' '.join(launch.argv)}`"))
+    return launcher.exit_status(status)
 
 
 def _summary(res: inject.RunResult, opts: inject.InjectOptions) -> dict:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import sys
+import time
 from pathlib import Path
 
-from latitude import tracer
+from latitude import launcher, tracer
 from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
-from latitude.inject import run_launcher
 from latitude.units import parse_size
 
 EPILOG = """\
@@ -21,7 +22,9 @@ examples:
   latitude trace --print-command -- srun -n 256 ./app     # inspect, or paste into a job script
 
 The files are liballprof v1 traces (Schedgen/LLAMP readers parse them) with Latitude's
-'#@' extension lines; see docs/trace-format.md."""
+'#@' extension lines; see docs/trace-format.md. The run is traced into a fresh directory
+inside DIR; its rank files replace a previous trace's (with --force) only if the run
+succeeded, and no other file in DIR is touched. The exit status is the program's own."""
 
 
 def register(subparsers) -> None:
@@ -47,7 +50,16 @@ def register(subparsers) -> None:
         "(default: unpadded, the names Schedgen and LLAMP look for)",
     )
     p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the trace already in DIR (its pmpi-trace-rank-N.txt files, once the new run succeeded)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout (the program's own stdout then goes to stderr)",
+    )
     add_launch_args(p, "the tracer", "the launch command, e.g. mpirun -np 4 ./app", print_command=True)
     p.set_defaults(func=run)
 
@@ -66,12 +78,22 @@ def _build(info, force: bool) -> Path:
         return tracer.build_tracer(info, force=force, log=lambda msg: status.update(f"latitude: {msg}"))
 
 
-def _prepare_output(outdir: Path) -> None:
+def _prepare_output(outdir: Path, force: bool) -> bool:
+    """Create DIR; refuse one that holds a trace without --force. True if it holds one."""
     if outdir.exists() and not outdir.is_dir():
         raise InputError("-o", f"{outdir} exists and is not a directory")
-    outdir.mkdir(parents=True, exist_ok=True)
-    for stale in tracer.trace_files(outdir):  # a smaller run must not inherit old ranks
-        stale.unlink()
+    old = tracer.trace_files(outdir)
+    if old and not force:
+        raise InputError(
+            "-o",
+            f"{outdir} already holds a trace ({len(old)} rank files, {old[0].name} ...); pass --force "
+            "to replace it once the new run succeeded, or choose another directory",
+        )
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError("-o", f"cannot create {outdir}: {err.strerror}") from None
+    return bool(old)
 
 
 def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
@@ -119,22 +141,47 @@ def run(args) -> int:
         )
         print(extra + shlex.join(cmd))
         return 0
-    _prepare_output(outdir)
-    proc, wall = run_launcher(cmd, env, capture=False)
-    return _report(outdir, argv, proc.returncode, wall, info, args.json)
-
-
-def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_json: bool) -> int:
-    for f in tracer.trace_files(outdir):  # the launcher is gone: so are all ranks
-        tracer.repair(f)
-    s = tracer.summarize(outdir)
-    if not s.files:
+    had_trace = _prepare_output(outdir, args.force)
+    run, target = _traced_run(argv, family, lib, outdir, had_trace, args)
+    if target is None:
+        if run.returncode != 0:  # the program failed: its own status and stderr, not a guess
+            _log(run.failure(f"`{' '.join(argv)}`") + f"\nlatitude: no rank wrote a trace to {outdir}")
+            return launcher.exit_status(run.returncode)
         raise ToolError(
-            f"{argv[0]} exited with status {status} and no rank wrote a trace to "
+            f"{argv[0]} exited with status 0 and no rank wrote a trace to "
             f"{outdir}. Was the program built with {info.family} ({info.mpicc})? A statically "
             "linked MPI, a program that never calls MPI_Init, or MPICH's mpi_f08 Fortran "
             "module cannot be traced (docs/tracing.md)."
         )
+    return _report(target, argv, run, info, args.json)
+
+
+def _traced_run(argv, family, lib, outdir: Path, had_trace: bool, args) -> tuple[launcher.Run, Path | None]:
+    """Run once with the tracer writing into a fresh directory inside `outdir`, then install
+    the rank files: into `outdir`, or beside a previous trace if this run failed. Returns
+    the run and where its trace is (None: no rank wrote one)."""
+    staging = tracer.staging_dir(outdir)
+    try:
+        cmd, env = tracer.launch_command(argv, family, _trace_env(lib, staging, args))
+        run = launcher.run(cmd, env, capture=False, what=f"`{' '.join(argv)}`", stdout_to_stderr=args.json)
+        for f in tracer.trace_files(staging):  # the launcher is gone: so are all ranks
+            tracer.repair(f)
+        if not tracer.trace_files(staging):
+            return run, None
+        target = outdir
+        if had_trace and run.returncode != 0:  # keep the previous trace; this one aside
+            target = outdir / time.strftime("failed-run-%Y%m%d-%H%M%S")
+            target.mkdir()
+            _log(f"the run failed: the previous trace in {outdir} is kept, this run's trace is in {target}")
+        tracer.install(staging, target)
+        return run, target
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _report(outdir: Path, argv: list[str], run: launcher.Run, info, as_json: bool) -> int:
+    s = tracer.summarize(outdir)
+    status, wall = run.returncode, run.wall_s
     if as_json:
         print(
             json.dumps(
@@ -163,5 +210,5 @@ def _report(outdir: Path, argv: list[str], status: int, wall: float, info, as_js
             + ", ".join(f"{v} ended by {k}" for k, v in sorted(unfinished.items()))
         )
     if status != 0:
-        _log(f"{argv[0]} exited with status {status}")
-    return status
+        _log(run.failure(f"`{' '.join(argv)}`"))
+    return launcher.exit_status(status)

@@ -11,6 +11,7 @@ from latitude import inject, validate
 from latitude.commands.calibrate import parse_sizes
 from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
+from latitude.units import parse_seconds
 
 EPILOG = """\
 examples:
@@ -69,7 +70,12 @@ def register(subparsers) -> None:
         action="store_true",
         help="do not compare the program's output between the traced and injected runs",
     )
-    p.add_argument("--timeout", type=float, metavar="S", help="limit per run, seconds")
+    p.add_argument(
+        "--timeout",
+        metavar="TIME",
+        help="limit per run, e.g. 300s or 10min (default: 1h for a traced run; for an injected run "
+        "60 s + 10 × (the traced run's wall time + the largest predicted slowdown)); 0: no limit",
+    )
     p.add_argument("--title", help="plot title (default: the program)")
     p.add_argument("--max-rrmse", type=float, metavar="PCT", help="exit with status 1 if the RRMSE exceeds PCT percent")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -95,7 +101,7 @@ def run(args) -> int:
         trace_dir=Path(args.trace) if args.trace else None,
         calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
         check_output=not args.no_check_output,
-        timeout=args.timeout,
+        timeout=None if args.timeout is None else (parse_seconds(args.timeout) or 0.0),
         title=args.title,
         calib_repeat=args.calib_repeat,
         traces=args.traces,
