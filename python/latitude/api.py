@@ -32,6 +32,7 @@ class LoadOptions:
     progress: bool = True
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     seed: int = 1
+    max_ops: int | None = None  # job files: refuse a larger graph (None: what memory holds)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ KINDS: list[InputKind] = [
     InputKind(
         "job",
         _is_job,
-        lambda path, o: Graph.from_job(path, seed=o.seed, coll=o.schedule.coll, progress=o.progress),
+        lambda path, o: Graph.from_job(path, seed=o.seed, coll=o.schedule.coll, progress=o.progress, max_ops=o.max_ops),
     ),
     InputKind("trace", _is_trace, lambda path, o: Graph.from_trace(path, o.schedule, o.progress)),
     InputKind("goal", lambda path, head: True, lambda path, o: Graph.from_goal(path, o.progress)),
@@ -95,12 +96,15 @@ def sniff(path: str) -> InputKind:
     return next(kind for kind in KINDS if kind.matches(path, head))
 
 
-def load(path: str, progress: bool = True, schedule: ScheduleOptions | None = None, seed: int = 1) -> Graph:
+def load(
+    path: str, progress: bool = True, schedule: ScheduleOptions | None = None, seed: int = 1, max_ops: int | None = None
+) -> Graph:
     """The graph of a GOAL file, a liballprof trace (directory or rank-0 file; converted with
     `schedule`) or a job file (generated with `seed`, and `schedule.coll` for collective
-    motifs without alg=)."""
+    motifs without alg=; refused if its graph would exceed `max_ops`, by default what the
+    available memory holds)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
-    options = LoadOptions(progress, schedule or ScheduleOptions(), seed)
+    options = LoadOptions(progress, schedule or ScheduleOptions(), seed, max_ops)
     return sniff(path).load(path, options)

@@ -146,13 +146,19 @@ class Graph:
         return graph
 
     @classmethod
-    def from_job(cls, job: str, seed: int = 1, coll: str = "default", progress: bool = True) -> Graph:
+    def from_job(
+        cls, job: str, seed: int = 1, coll: str = "default", progress: bool = True, max_ops: int | None = None
+    ) -> Graph:
         """Generate a job file's graph. `job` is a path or the job text itself; `seed` drives
         the compute motifs' distributions; `coll` chooses algorithms for collective motifs
-        without `alg=` (the `--coll` syntax). `report` is a GenerateReport."""
+        without `alg=` (the `--coll` syntax). A graph estimated above `max_ops` operations
+        (default: what the available memory holds) is refused before generating.
+        `report` is a GenerateReport."""
         path, text = job_source(job)
         if seed < 0 or seed >= 2**64:
             raise InputError("--seed", f"expected a seed in 0..2^64-1, got {seed}")
+        if max_ops is not None and not 0 < max_ops < 2**64:
+            raise InputError("--max-ops", f"expected a positive number of operations, got {max_ops}")
         if progress:
             with progress_bar("generating") as update:
 
@@ -160,9 +166,11 @@ class Graph:
                     if phase == "generating":
                         update(done, total)
 
-                handle, stats = _core.generate_job(path, text=text, seed=seed, coll=coll, progress=report)
+                handle, stats = _core.generate_job(
+                    path, text=text, seed=seed, coll=coll, progress=report, max_ops=max_ops
+                )
         else:
-            handle, stats = _core.generate_job(path, text=text, seed=seed, coll=coll)
+            handle, stats = _core.generate_job(path, text=text, seed=seed, coll=coll, max_ops=max_ops)
         graph = cls(handle, path if text is None else None)
         graph.report = GenerateReport(stats, graph.info)
         return graph

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from latitude.commands.schedule_args import add_max_ops
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -30,6 +32,7 @@ def register(sub) -> None:
         action="store_true",
         help="only parse: print the job file as understood (every value resolved), generate nothing",
     )
+    add_max_ops(p)
     p.add_argument("--json", action="store_true", help="print the generation statistics as JSON")
     p.set_defaults(func=run)
 
@@ -43,7 +46,7 @@ def run(args) -> int:
         print(check(args.job), end="")
         return 0
     t = time.perf_counter()
-    graph = Graph.from_job(args.job, seed=args.seed, coll=args.coll)
+    graph = Graph.from_job(args.job, seed=args.seed, coll=args.coll, max_ops=args.max_ops)
     elapsed = time.perf_counter() - t
     if args.output:
         graph.write_goal(args.output)

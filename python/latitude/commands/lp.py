@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -23,14 +23,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from latitude.api import load
     from latitude.errors import InputError
     from latitude.report import console, print_json
     from latitude.units import fmt_time
 
     if not args.export and not args.solve:
         raise InputError("latitude lp", "nothing to do: give --export FILE and/or --solve")
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    graph = load_graph(args)
     lp = graph.lp(params_from_args(args))
     if args.export:
         lp.export(args.export)

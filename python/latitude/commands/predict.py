@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -22,11 +22,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from latitude.api import load
     from latitude.report import console, prediction_tables, print_json
 
     params = params_from_args(args)
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
     if args.json:
         out = pred.to_dict()

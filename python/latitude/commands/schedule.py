@@ -18,7 +18,7 @@ def register(sub) -> None:
     )
     p.add_argument("traces", help="trace directory or the rank-0 trace file")
     p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (LogGOPSim's format)")
-    add_schedule_args(p)
+    add_schedule_args(p, jobs=False)
     p.add_argument("--no-p2p", action="store_true", help="drop point-to-point calls (their time becomes computation)")
     p.add_argument("--no-collectives", action="store_true", help="drop collectives (their time becomes computation)")
     p.add_argument("--json", action="store_true", help="print the conversion statistics as JSON")

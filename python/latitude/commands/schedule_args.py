@@ -9,8 +9,9 @@ from latitude.errors import InputError
 from latitude.traces import ScheduleOptions
 
 
-def add_schedule_args(p: argparse.ArgumentParser) -> None:
-    """Trace-conversion flags for commands that take a graph (used when it is a trace)."""
+def add_schedule_args(p: argparse.ArgumentParser, jobs: bool = True) -> None:
+    """Trace-conversion flags for commands that take a graph (used when it is a trace);
+    `jobs`: the input may be a job file too (--max-ops)."""
     grp = p.add_argument_group("trace conversion (when the input is a trace directory or rank-0 file)")
     grp.add_argument(
         "--coll",
@@ -38,6 +39,26 @@ def add_schedule_args(p: argparse.ArgumentParser) -> None:
         choices=("auto", "openmpi", "mpich"),
         help="MPI constants of plain traces (default: detected)",
     )
+    if jobs:
+        add_max_ops(grp)
+
+
+def add_max_ops(p) -> None:
+    """--max-ops: the size limit of a job file's graph."""
+    p.add_argument(
+        "--max-ops",
+        type=int,
+        metavar="N",
+        help="job files: refuse a graph estimated above N operations "
+        "(default: what the available memory holds, ~48 bytes per operation)",
+    )
+
+
+def load_graph(args: argparse.Namespace):
+    """The command's input graph (`args.graph`: GOAL, trace or job file) as its flags say."""
+    from latitude.api import load  # heavy (numpy, the core): only when a command runs
+
+    return load(args.graph, schedule=schedule_options_from_args(args), max_ops=getattr(args, "max_ops", None))
 
 
 def schedule_options_from_args(args: argparse.Namespace) -> ScheduleOptions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -50,14 +50,13 @@ def write_csv(sens, path: str, points: int) -> None:
 
 
 def run(args) -> int:
-    from latitude.api import load
     from latitude.report import console, print_json
     from latitude.units import parse_gap, parse_range, parse_time
 
     conv = parse_time if args.param == "L" else parse_gap
     lo, hi = parse_range(args.range, "--range", conv)
     params = params_from_args(args)
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    graph = load_graph(args)
     t = time.perf_counter()
     sens = graph.sensitivity(lo, hi, param=args.param, step=args.step, params=params, method=args.method)
     elapsed = time.perf_counter() - t

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -65,11 +65,10 @@ def parse_map(text: str) -> tuple:
 
 
 def run(args) -> int:
-    from latitude.api import load
 
     pcts = parse_pcts(args.pct)
     params = params_from_args(args)
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    graph = load_graph(args)
     if args.map:
         return run_map(args, graph, params, pcts)
     t = time.perf_counter()
