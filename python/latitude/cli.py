@@ -39,14 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _core_input_error():
-    try:
-        from latitude._core import InputError as CoreInputError
-    except ImportError:  # pragma: no cover - extension missing
-        return ()
-    return (CoreInputError,)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -56,12 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     exit_on_signals()  # SIGTERM/SIGHUP unwind the command: runs stopped, temp dirs removed
     try:
         return int(args.func(args) or 0)
-    except (InputError, *_core_input_error()) as err:
+    except InputError as err:
         print(f"latitude: {err}", file=sys.stderr)
         return 2
     except LatitudeError as err:
         print(f"latitude: {err}", file=sys.stderr)
-        return err.exit_code
+        return 1
     except KeyboardInterrupt:
         print("latitude: interrupted", file=sys.stderr)
         return 130

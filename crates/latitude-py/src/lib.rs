@@ -4,8 +4,11 @@
 
 use std::sync::{Arc, Mutex};
 
+mod errors;
 mod sim;
 mod synth;
+
+use crate::errors::input_error;
 
 use latitude_core::collectives::Selection;
 use latitude_core::engine::rational::Rat;
@@ -18,15 +21,6 @@ use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-/// Raise `latitude.errors.InputError(location, message)`.
-fn input_error(py: Python<'_>, e: Error) -> PyErr {
-    let loc = if e.location.is_empty() { None } else { Some(e.location.clone()) };
-    match py.import("latitude.errors").and_then(|m| m.getattr("InputError")).and_then(|c| c.call1((loc, e.message.clone()))) {
-        Ok(obj) => PyErr::from_value(obj),
-        Err(err) => err,
-    }
-}
 
 fn model_from(protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Model> {
     let protocol = Protocol::parse(protocol)
@@ -511,6 +505,7 @@ const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "messag
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
     m.add_class::<Graph>()?;
     m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;

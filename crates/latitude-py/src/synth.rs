@@ -7,7 +7,8 @@ use latitude_core::Error;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::{input_error, wrap, Graph};
+use crate::errors::input_error;
+use crate::{wrap, Graph};
 
 fn parse(path: &str, text: Option<&str>) -> Result<JobFile, Error> {
     match text {

@@ -1,0 +1,138 @@
+"""Type stubs of `latitude._core`, the Rust core's binding (crates/latitude-py).
+
+Thin on purpose: a graph handle, loaders, and calls returning plain dicts and numpy arrays;
+`latitude.graph` builds the user-facing objects. Times are ns (G, O in ns per byte); theta is
+[L, o, g, G, O]; exact values are (numerator, denominator) in ticks of 10⁻⁹ ns.
+tests/test_core_stubs.py checks that these names match the built module.
+"""
+
+from collections.abc import Sequence
+from typing import Any, Callable
+
+import numpy as np
+
+NPARAM: int
+PARAM_NAMES: list[str]
+
+Theta = Sequence[float]
+Progress = Callable[[int, int], object]
+
+class LatitudeError(Exception):
+    """An error Latitude reports as one line, without a traceback."""
+
+class InputError(LatitudeError):
+    """Bad user input, shown as `where: what`."""
+
+    where: str | None
+    what: str
+    def __new__(cls, where: str | None, what: str | None = ...) -> InputError: ...
+    def __init__(self, *args: object, **kwargs: object) -> None: ...
+
+class Graph:
+    """An execution graph held by the Rust core."""
+
+    @staticmethod
+    def load_goal(path: str, progress: Progress | None = None) -> Graph: ...
+    @staticmethod
+    def from_trace(
+        path: str,
+        coll: str = "default",
+        timemult: float = 1000.0,
+        request_size: int | None = None,
+        mpi: str = "auto",
+        p2p: bool = True,
+        collectives: bool = True,
+        progress: Progress | None = None,
+    ) -> tuple[Graph, dict[str, Any]]: ...
+    @staticmethod
+    def random(
+        ranks: int = 4,
+        rounds: int = 6,
+        seed: int = 1,
+        max_calc: int = 5000,
+        sizes: Sequence[int] | None = None,
+        p_nonblocking: float = 0.5,
+        p_message: float = 0.7,
+        p_extra_edge: float = 0.2,
+        unsafe_exchanges: bool = False,
+    ) -> Graph: ...
+    def write_goal(self, path: str) -> None: ...
+    def info(self) -> dict[str, Any]: ...
+    def predict(
+        self,
+        theta: Theta,
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+        path_limit: int = 0,
+    ) -> dict[str, Any]: ...
+    def lp(
+        self, theta: Theta, protocol: str = "handshake", eager_limit: int = 262144, nic_serialization: bool = False
+    ) -> dict[str, Any]: ...
+    def simulate(
+        self,
+        theta: Theta,
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+        semantics: str = "design",
+        cpu_serialization: bool = True,
+        noise: list[dict[str, Any]] | None = None,
+        seed: int = 0,
+        record: bool = False,
+    ) -> dict[str, Any]: ...
+    def simulate_samples(
+        self,
+        theta: Theta,
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+        semantics: str = "design",
+        cpu_serialization: bool = True,
+        noise: list[dict[str, Any]] | None = None,
+        seed: int = 0,
+        first: int = 0,
+        count: int = 1,
+        threads: int = 1,
+    ) -> dict[str, np.ndarray | int | float]: ...
+    def sweep(
+        self,
+        theta: Theta,
+        param: int,
+        lo: float,
+        hi: float,
+        step: float | None = None,
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+    ) -> dict[str, Any]: ...
+    def tolerance(
+        self,
+        theta: Theta,
+        param: int,
+        x0: float,
+        ratios: Sequence[tuple[int, int]],
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+    ) -> dict[str, Any]: ...
+    def max_below(
+        self,
+        theta: Theta,
+        param: int,
+        x0: float,
+        targets: Sequence[tuple[int, int]],
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+    ) -> list[tuple[str, int, int]]: ...
+    def arrays(self) -> dict[str, np.ndarray]: ...
+
+def generate_job(
+    path: str,
+    text: str | None = None,
+    seed: int = 1,
+    coll: str = "default",
+    progress: Callable[[str, int, int], object] | None = None,
+) -> tuple[Graph, dict[str, Any]]: ...
+def check_job(path: str, text: str | None = None) -> str: ...
