@@ -2,7 +2,7 @@
 //! many sends as receives, so that a bad trace is reported at the trace line of the
 //! offending call rather than as an anonymous graph error.
 
-use super::hash::FxMap;
+use rustc_hash::FxHashMap as FxMap;
 
 #[derive(Clone, Copy, Default)]
 struct Count {

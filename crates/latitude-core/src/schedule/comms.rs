@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use super::hash::FxMap;
 use crate::trace::{CommArg, CommDef};
+use rustc_hash::FxHashMap as FxMap;
 
 /// A communicator as the converter uses it: a small copyable handle into the [`Registry`]
 /// (no reference counting on the per-call path).

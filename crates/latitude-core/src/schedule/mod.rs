@@ -11,7 +11,6 @@
 mod check;
 mod coll;
 mod comms;
-pub(crate) mod hash;
 mod p2p;
 mod pipeline;
 mod rank;
@@ -26,7 +25,6 @@ use crate::graph::{ExecGraph, GraphBuilder};
 use crate::trace::{discover, TraceSet};
 
 pub use comms::show_ranks;
-pub use hash::FxHasher;
 
 /// Which MPI's constants (ANY_SOURCE, PROC_NULL) a plain trace uses. Our traces say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,12 +9,12 @@
 //! the model, and the time of local or unmodelled calls stays in the next computation.
 
 use super::comms::{Comm, Handles, Unusable};
-use super::hash::FxMap;
 use super::requests::{Requests, Stride};
 use super::{MpiFlavor, Shared};
 use crate::error::{Error, Result};
 use crate::graph::{Dep, Op};
 use crate::trace::{Call, Header, Record, Time};
+use rustc_hash::FxHashMap as FxMap;
 
 /// MPI constants of the traced library.
 #[derive(Clone, Copy, Debug)]

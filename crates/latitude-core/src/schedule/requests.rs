@@ -7,7 +7,7 @@
 //! With `--request-size auto` the stride is chosen at the first multi-request call where the
 //! two strides find different numbers of outstanding requests.
 
-use super::hash::FxMap;
+use rustc_hash::FxHashMap as FxMap;
 
 /// A persistent request: what each `MPI_Start` issues.
 #[derive(Clone, Copy, Debug)]

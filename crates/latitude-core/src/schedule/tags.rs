@@ -9,8 +9,8 @@
 //! ```
 //! `0xFFFFFFFF` (GOAL's `-1`, ANY_TAG) is never produced for a resolved receive.
 
-use super::hash::FxMap;
 use crate::collectives::COLL_TAG_BASE;
+use rustc_hash::FxHashMap as FxMap;
 
 pub const DIRECT_LIMIT: u32 = 1 << 29;
 

@@ -3,9 +3,9 @@
 //! (liballprof-trace-format.md §6; our tracer writes the same layouts). Message sizes are
 //! count × datatype size, in bytes.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
 
 use super::coll_layouts::{coll, Layout};
 use super::fields::{CommArg, FieldResult, Fields};
@@ -292,7 +292,7 @@ const COMM_CREATE: &[&str] = &[
     "MPI_Dist_graph_create",
 ];
 
-type Table = HashMap<&'static [u8], Kind, BuildHasherDefault<crate::schedule::FxHasher>>;
+type Table = FxHashMap<&'static [u8], Kind>;
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();

@@ -10,10 +10,7 @@
 //! Memory: one bit per call record (which records created a request) and one entry per
 //! outstanding request.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<crate::schedule::FxHasher>>;
+use rustc_hash::FxHashMap as FxMap;
 
 use super::calls::Call;
 
