@@ -17,6 +17,7 @@ pub mod sim;
 pub mod synth;
 pub mod text;
 pub mod trace;
+pub mod units;
 
 pub use error::{Error, Result};
 pub use graph::{ExecGraph, GraphBuilder};

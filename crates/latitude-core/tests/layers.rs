@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&[&str]] = &[
-    &["text", "model"],
+    &["text", "model", "units"],
     &["error"],
     &["graph"],
     &["goal", "gen", "collectives"],

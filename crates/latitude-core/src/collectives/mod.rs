@@ -40,7 +40,7 @@ mod select;
 
 pub use count::messages;
 pub use prog::{ceil_log2, lowbit, pof2_floor, Frontier, Id, POp, Prog};
-pub use select::{parse_size, Preset, Rule, Selection};
+pub use select::{Preset, Rule, Selection};
 
 use crate::graph::{Dep, GraphBuilder, Op};
 
@@ -205,7 +205,7 @@ impl Algorithm {
     /// `chain:64KiB` style label for reports.
     pub fn label(self) -> String {
         match self {
-            A::Chain { segment } => format!("chain:{}", select::fmt_size(segment)),
+            A::Chain { segment } => format!("chain:{}", crate::units::fmt_size(segment)),
             a => a.name().to_string(),
         }
     }
@@ -237,7 +237,7 @@ impl Algorithm {
         match (alg, arg) {
             (_, None) => Ok(alg),
             (A::Chain { .. }, Some(a)) => {
-                let segment = parse_size(a)?;
+                let segment = crate::units::parse_size(a, u64::MAX)?;
                 if segment == 0 {
                     return Err("the chain segment size must be at least 1 byte".into());
                 }

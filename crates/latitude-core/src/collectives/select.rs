@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use super::{Algorithm, CollKind, RankCall};
+use crate::units::{fmt_size, parse_size};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Preset {
@@ -155,7 +156,7 @@ impl Selection {
 
     fn add_rule(&mut self, kind: CollKind, text: &str) -> Result<(), String> {
         let (alg_text, max_bytes) = match text.split_once("<=") {
-            Some((a, s)) => (a.trim(), Some(parse_size(s.trim()).map_err(|e| format!("{text:?}: {e}"))?)),
+            Some((a, s)) => (a.trim(), Some(parse_size(s.trim(), u64::MAX).map_err(|e| format!("{text:?}: {e}"))?)),
             None => (text.trim(), None),
         };
         let alg = Algorithm::parse(alg_text).map_err(|e| format!("{}: {e}", kind.name()))?;
@@ -196,40 +197,6 @@ fn split_entry(token: &str) -> Option<(&str, &str)> {
     }
     let name = token[..eq].trim();
     name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_').then(|| (name, token[eq + 1..].trim()))
-}
-
-/// A size with an optional unit: `4096`, `64KiB`, `1MiB`, `64KB`, `2K` (binary K/M/G as in
-/// `latitude.units`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = (&t[..split], t[split..].trim());
-    let value: f64 = num.parse().map_err(|_| format!("expected a size such as 64KiB or 4096, got {text:?}"))?;
-    let mult: f64 = match unit {
-        "" | "b" | "B" => 1.0,
-        "KiB" | "K" => 1024.0,
-        "MiB" | "M" => 1024.0 * 1024.0,
-        "GiB" | "G" => 1024.0 * 1024.0 * 1024.0,
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        _ => return Err(format!("unknown size unit {unit:?} in {text:?} (use B, KiB, MiB, GiB, KB, MB, GB)")),
-    };
-    let bytes = value * mult;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
-        return Err(format!("{text:?} is not a whole number of bytes"));
-    }
-    Ok(bytes as u64)
-}
-
-/// 65536 → "64KiB", 1000 → "1000".
-pub fn fmt_size(b: u64) -> String {
-    for (unit, f) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if b >= f && b.is_multiple_of(f) {
-            return format!("{}{unit}", b / f);
-        }
-    }
-    b.to_string()
 }
 
 #[cfg(test)]
@@ -279,16 +246,5 @@ mod tests {
             let err = Selection::parse(spec).unwrap_err();
             assert!(err.contains(want), "{spec}: {err}");
         }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("64KiB").unwrap(), 65536);
-        assert_eq!(parse_size("64KB").unwrap(), 64000);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
-        assert!(parse_size("1.3").is_err());
-        assert_eq!(fmt_size(65536), "64KiB");
-        assert_eq!(fmt_size(1000), "1000");
     }
 }
