@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 
+from latitude import _core
 from latitude.commands import COMMANDS
 from latitude.errors import InputError, LatitudeError
 from latitude.launcher import Terminated, exit_on_signals
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     exit_on_signals()  # SIGTERM/SIGHUP unwind the command: runs stopped, temp dirs removed
     try:
+        _core.threads()  # a bad LATITUDE_THREADS is refused before any work
         return int(args.func(args) or 0)
     except InputError as err:
         print(f"latitude: {err}", file=sys.stderr)

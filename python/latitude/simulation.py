@@ -13,11 +13,11 @@ all cores. Results are deterministic for a seed and independent of the thread co
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from latitude import _core
 from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
@@ -185,10 +185,8 @@ def split_kwargs(params: Params | None, options: SimOptions | None, kw: dict) ->
 
 
 def default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - non-Linux
-        return max(1, os.cpu_count() or 1)
+    """The core's thread count: LATITUDE_THREADS, else the available cores."""
+    return _core.threads()
 
 
 def simulate(handle, params: Params, options: SimOptions, record: bool = False) -> Simulation:

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Bottom to top.
 const LAYERS: &[&[&str]] = &[
-    &["text", "model", "units"],
+    &["text", "model", "units", "parallel"],
     &["error"],
     &["graph"],
     &["goal", "gen", "collectives"],

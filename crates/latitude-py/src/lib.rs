@@ -503,6 +503,15 @@ fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOption
 
 const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap"];
 
+/// Threads of the core's data-parallel loops (LATITUDE_THREADS, else the available cores);
+/// InputError when LATITUDE_THREADS is set to anything but a positive whole number.
+#[pyfunction]
+fn threads(py: Python<'_>) -> PyResult<usize> {
+    use latitude_core::parallel::{threads_from_env, THREADS_ENV};
+    threads_from_env().map_err(|v| input_error(py, Error::in_file(THREADS_ENV, format!("expected a positive whole number of threads, got '{v}'"))))?;
+    Ok(latitude_core::parallel::threads())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -510,6 +519,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(threads, m)?)?;
     m.add("NPARAM", NPARAM)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())

@@ -23,6 +23,7 @@ use super::rational::{cmp_frac, Line};
 use super::walk::{walk, Domain, COLLECT_EVERY};
 use crate::graph::ExecGraph;
 use crate::model::{Affine, Point, NPARAM};
+use rayon::prelude::*;
 
 /// A value: the arena lines `off..off+len`, each shifted by (ds, dc).
 #[derive(Clone, Copy, Debug)]
@@ -390,19 +391,16 @@ fn balanced_cuts(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, h
     cuts
 }
 
-/// [`envelope`] with [lo, hi] cut into one part per core (parts are independent passes);
+/// [`envelope`] with [lo, hi] cut into one part per thread (parts are independent passes);
 /// the parts' lines joined. Returns (lines, widest envelope, parts).
 pub fn envelope_parallel(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize, usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = if g.len() < 50_000 { 1 } else { cores.min((hi - lo).clamp(1, usize::MAX as i128) as usize) };
+    let threads = crate::parallel::threads();
+    let parts = if g.len() < 50_000 { 1 } else { threads.min((hi - lo).clamp(1, usize::MAX as i128) as usize) };
     let cuts = if parts == 1 { vec![lo, hi] } else { balanced_cuts(g, plan, base, k, lo, hi, parts) };
     let results: Vec<(Vec<Line>, usize)> = if parts == 1 {
         vec![envelope(g, plan, base, k, lo, hi)]
     } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = cuts.windows(2).map(|w| s.spawn(move || envelope(g, plan, base, k, w[0], w[1]))).collect();
-            handles.into_iter().map(|h| h.join().expect("envelope thread panicked")).collect()
-        })
+        crate::parallel::run(|| cuts.par_windows(2).map(|w| envelope(g, plan, base, k, w[0], w[1])).collect())
     };
     let mut lines: Vec<Line> = Vec::new();
     let mut widest = 0;

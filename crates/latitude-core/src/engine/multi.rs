@@ -10,6 +10,7 @@ use super::walk::{walk, Domain};
 use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::{Affine, Point, NPARAM};
+use rayon::prelude::*;
 
 /// Most points per pass (values per slot: 2·K of 32 bytes).
 pub const K: usize = 8;
@@ -145,29 +146,13 @@ pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Resul
     for pt in points {
         plan.check(pt)?;
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, points.len().max(1));
-    // Enough chunks to keep every core busy, none larger than K.
+    let threads = crate::parallel::threads().clamp(1, points.len().max(1));
+    // Enough chunks to keep every thread busy, none larger than K.
     let size = points.len().div_ceil(threads).clamp(1, K);
-    let chunks: Vec<&[Point]> = points.chunks(size).collect();
     let pass = |chunk: &[Point]| -> Vec<Eval> { pass(g, plan, chunk, k) };
-    if threads == 1 || chunks.len() == 1 || g.len() < 50_000 {
-        return Ok(chunks.into_iter().flat_map(pass).collect());
+    if threads == 1 || points.len() <= size || g.len() < 50_000 {
+        return Ok(points.chunks(size).flat_map(pass).collect());
     }
-    let results: Vec<Vec<Vec<Eval>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let mine: Vec<&[Point]> = chunks.iter().skip(t).step_by(threads).copied().collect();
-                let pass = &pass;
-                s.spawn(move || mine.into_iter().map(pass).collect::<Vec<_>>())
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("evaluation thread panicked")).collect()
-    });
-    // Reassemble in point order: chunk c was handled by thread c % threads.
-    let mut per_thread: Vec<std::vec::IntoIter<Vec<Eval>>> = results.into_iter().map(|r| r.into_iter()).collect();
-    let mut out = Vec::with_capacity(points.len());
-    for c in 0..chunks.len() {
-        out.extend(per_thread[c % threads].next().expect("every chunk evaluated"));
-    }
-    Ok(out)
+    let per_chunk: Vec<Vec<Eval>> = crate::parallel::run(|| points.par_chunks(size).map(pass).collect());
+    Ok(per_chunk.into_iter().flatten().collect())
 }

@@ -39,15 +39,7 @@ pub(crate) fn match_messages(m: &Messages) -> Result<Vec<u32>, (u32, String)> {
         keys.into_iter().map(|(_, lo)| lo as u32).collect()
     };
     // Two independent sorts: on large graphs the receives sort on a second thread.
-    let (sends, recvs) = if n > 1 << 20 {
-        std::thread::scope(|scope| {
-            let r = scope.spawn(|| sorted(Kind::Recv));
-            let s = sorted(Kind::Send);
-            (s, r.join().expect("sort panicked"))
-        })
-    } else {
-        (sorted(Kind::Send), sorted(Kind::Recv))
-    };
+    let (sends, recvs) = crate::parallel::join(n > 1 << 20, || sorted(Kind::Send), || sorted(Kind::Recv));
     let mut partner = vec![NONE; n];
     let (mut i, mut j) = (0usize, 0usize);
     let group = |v: u32| {

@@ -265,8 +265,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
         (off, pred)
     };
     let (pred_off, pred_in) = (std::mem::take(&mut g.pred_off), std::mem::take(&mut g.pred));
-    let (off, pred) = std::thread::scope(|scope| {
-        let rebuilt = if n > 1 << 20 { Some(scope.spawn(|| csr(&pred_off, &pred_in))) } else { None };
+    let gather_all = |g: &mut ExecGraph| {
         gather(&mut g.kind, perm);
         gather(&mut g.rank, perm);
         gather(&mut g.local, perm);
@@ -278,7 +277,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
         if let Some(src) = g.source.as_mut() {
             gather(&mut src.line, perm);
         }
-        let partner: Vec<u32> = perm
+        g.partner = perm
             .iter()
             .map(|&o| {
                 let p = g.partner[o as usize];
@@ -289,12 +288,8 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
                 }
             })
             .collect();
-        g.partner = partner;
-        match rebuilt {
-            Some(h) => h.join().expect("CSR rebuild panicked"),
-            None => csr(&pred_off, &pred_in),
-        }
-    });
+    };
+    let ((), (off, pred)) = crate::parallel::join(n > 1 << 20, || gather_all(g), || csr(&pred_off, &pred_in));
     g.pred_off = off;
     g.pred = pred;
 }

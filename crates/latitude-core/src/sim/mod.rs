@@ -28,6 +28,7 @@ mod queue;
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
 use crate::model::{p, Model, Point, NPARAM, TICKS_PER_NS};
+use rayon::prelude::*;
 
 pub use noise::{read_trace, sample_seed, Dist, NoisePlan, NoiseSpec, OsNoise};
 pub use prep::{SimGraph, MAX_SIM_RANKS};
@@ -275,26 +276,19 @@ pub fn simulate_samples(
     let opts = SimOptions { record: false, ..*opts };
     Runner::new(g, sg, pt, &opts, noise)?; // validate once, before spawning
     let threads = threads.clamp(1, count.max(1) as usize);
-    let results: Vec<Result<Vec<(u64, Sample)>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let mut runner = Runner::new(g, sg, pt, &opts, noise)?;
-                    let mut out = Vec::new();
-                    let mut k = t as u64;
-                    while k < count {
-                        let r = runner.run(sample_seed(seed, first + k))?;
-                        let end = r.runtime();
-                        let slowest = r.rank_end.iter().position(|&x| x == end).unwrap_or(0) as u32;
-                        out.push((k, Sample { runtime_ns: r.to_ns(end), slowest_rank: slowest, events: r.events }));
-                        k += threads as u64;
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("simulation thread panicked")).collect()
-    });
+    // One runner (its state arrays) per thread, taking every threads-th sample.
+    let strided = |t: usize| -> Result<Vec<(u64, Sample)>> {
+        let mut runner = Runner::new(g, sg, pt, &opts, noise)?;
+        let mut out = Vec::new();
+        for k in (t as u64..count).step_by(threads) {
+            let r = runner.run(sample_seed(seed, first + k))?;
+            let end = r.runtime();
+            let slowest = r.rank_end.iter().position(|&x| x == end).unwrap_or(0) as u32;
+            out.push((k, Sample { runtime_ns: r.to_ns(end), slowest_rank: slowest, events: r.events }));
+        }
+        Ok(out)
+    };
+    let results: Vec<Result<Vec<(u64, Sample)>>> = crate::parallel::run_with(threads, || (0..threads).into_par_iter().map(strided).collect());
     let mut all = vec![Sample { runtime_ns: 0.0, slowest_rank: 0, events: 0 }; count as usize];
     for part in results {
         for (k, s) in part? {
