@@ -1,5 +1,5 @@
 """GOAL in Schedgen style (as `latitude` writes it) -> LogGOPSim's binary schedule, the
-layout `txt2bin` writes (shared/reference/goal-format.md §3): packed little-endian, 39-byte
+layout `txt2bin` writes (docs/reference/goal.md §5): packed little-endian, 39-byte
 nodes, successor appendix in the order of the dependency statements. Used to run LogGOPSim
 itself as an oracle (tests/test_loggopsim_oracle.py):  python3 tests/goal2bin.py in.goal out.bin"""
 

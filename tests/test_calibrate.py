@@ -5,11 +5,13 @@ works."""
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import sys
 
 import pytest
+from jsonschemas import check
 from latitude import calibrate
 from latitude.errors import InputError
 from latitude.params import Params
@@ -45,6 +47,8 @@ def test_fit_recovers_exact_parameters():
     assert f.S == 65536 and f.g == 0.0 and f.r2 == pytest.approx(1.0)
     assert f.max_rel_error < 1e-4
     assert {r["protocol"] for r in f.rows} == {"eager", "rendezvous"}
+    assert "R² =" in calibrate.table(f)
+    check("calibrate", f.to_dict())
 
 
 def test_fit_random_machines_with_noise():
@@ -138,6 +142,7 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
             "3",
             "--iters",
             "20",
+            "--json",
             "--",
             OMPI_RUN,
             "-np",
@@ -145,7 +150,8 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
         ],
         timeout=300,
     )
-    assert "R² =" in proc.stdout and "rendezvous" in proc.stdout + "eager"
+    s = check("calibrate", json.loads(proc.stdout))
+    assert [r["bytes"] for r in s["rows"]] == [8, 1024, 8192, 65536] and s["r2"] <= 1
     p = Params.from_machine(str(out))
     assert p.o > 0 and p.G > 0 and p.protocol == "handshake"
     assert 0 < p.S < 1 << 20  # Open MPI's shared memory switches protocol well below 1 MiB

@@ -10,6 +10,7 @@ import os
 import sys
 
 import pytest
+from jsonschemas import check
 from tracetools import HAVE_MPICH, OMPI_RUN, deterministic, mpich, ompi, run
 
 
@@ -145,7 +146,7 @@ def test_inject_json_report(ompi_apps):
     out = inject(
         [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"], "--delta-L", "10us", "--json"
     )
-    s = json.loads(out.stdout)  # the program's own stdout went to stderr
+    s = check("inject", json.loads(out.stdout))  # the program's own stdout went to stderr
     assert s["ranks"] == 2 and s["delta_L_ns"] == 10000
     assert s["runtime_ns"] == max(s["rank_span_ns"]) > 0
     assert s["messages"] > 0 and s["collectives"] > 0 and s["collectives_passed_through"] == 0

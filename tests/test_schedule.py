@@ -6,17 +6,12 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 from conftest import ROOT, run_cli
 
-FIXTURE = os.path.normpath(os.path.join(ROOT, "..", "shared", "fixtures", "liballprof-bcast"))
-if not os.path.isdir(FIXTURE):
-    FIXTURE = "/work/shared/fixtures/liballprof-bcast"
-
-needs_fixture = pytest.mark.skipif(not os.path.isdir(FIXTURE), reason="shared liballprof fixture not found")
+# liballprof's own sample trace (4 ranks, 5 broadcasts), as liballprof writes it.
+FIXTURE = os.path.join(ROOT, "tests", "data", "liballprof-bcast")
 
 
-@needs_fixture
 def test_fixture_summary_and_goal(tmp_path):
     out = tmp_path / "bcast.goal"
     proc = run_cli("schedule", FIXTURE, "-o", out)
@@ -30,7 +25,6 @@ def test_fixture_summary_and_goal(tmp_path):
     assert text.count("send 12b to") == 15
 
 
-@needs_fixture
 def test_fixture_also_by_its_rank0_file_and_schedgen_choice():
     proc = run_cli("schedule", os.path.join(FIXTURE, "trace_bcast-0.dat"), "--coll", "schedgen", "--json")
     stats = json.loads(proc.stdout)
@@ -40,7 +34,6 @@ def test_fixture_also_by_its_rank0_file_and_schedgen_choice():
     assert stats["graph"]["messages"] == 15
 
 
-@needs_fixture
 def test_goal_round_trip_keeps_the_prediction(tmp_path):
     from latitude import ScheduleOptions, load
 
@@ -56,7 +49,6 @@ def test_goal_round_trip_keeps_the_prediction(tmp_path):
         assert a.lambda_ == b.lambda_
 
 
-@needs_fixture
 def test_predict_reads_a_trace_directory():
     proc = run_cli("predict", FIXTURE, "-L", "1us", "-o", "0", "-G", "0", "--json")
     out = json.loads(proc.stdout)
@@ -67,7 +59,6 @@ def test_predict_reads_a_trace_directory():
     assert json.loads(proc.stdout)["lambda"]["L"] == 1
 
 
-@needs_fixture
 def test_collectives_can_be_dropped_and_time_becomes_computation():
     proc = run_cli("schedule", FIXTURE, "--no-collectives", "--json")
     stats = json.loads(proc.stdout)

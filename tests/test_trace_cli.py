@@ -4,12 +4,14 @@ positions that Schedgen-style liballprof readers index."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
 
 import pytest
 import tracecheck
+from jsonschemas import check
 from latitude import tracer
 from tracetools import HAVE_MPICH, HAVE_OMPI, ompi, run, trace
 
@@ -180,7 +182,7 @@ def test_checker_rejects(tmp_path, case):
     assert _check_text(tmp_path, GOOD.replace(old, new)), f"{case} not detected"
 
 
-# ---- Schedgen's delimiter indices (reference §6) hold on real traces ----
+# ---- Schedgen's delimiter indices (docs/reference/liballprof.md §6) hold on real traces ----
 SCHEDGEN_INDICES = {  # call: {what: index of the value after the k-th ':' or ','}
     "MPI_Init": {"end": 4},
     "MPI_Send": {"count": 3, "size": 5, "dest": 7, "tag": 8, "end": 12},
@@ -219,3 +221,11 @@ def test_schedgen_field_indices(ompi_apps, tmp_path):
                 assert len(fields) - 1 == max(SCHEDGEN_INDICES[name].values()) or name in ("MPI_Init",), line
             seen.add(name)
     assert seen == set(SCHEDGEN_INDICES)
+
+
+@pytest.mark.skipif(not HAVE_OMPI, reason="needs Open MPI")
+def test_trace_json_summary(ompi_apps, tmp_path):
+    proc = trace(tmp_path / "t", [*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "5"], opts=("--json",))
+    s = check("trace", json.loads(proc.stdout[proc.stdout.index("{\n") :]))
+    assert s["ranks"] == 2 and len(s["files"]) == 2 and s["endings"] == {"finalize": 2}
+    assert s["launcher_status"] == 0 and s["calls"] > 10 and s["mpi"] == "openmpi"

@@ -9,6 +9,7 @@ import json
 import sys
 
 import pytest
+from jsonschemas import check
 from latitude import validate
 from latitude.errors import InputError
 from tracetools import OMPI_RUN, run
@@ -139,7 +140,7 @@ def test_validate_short(ompi_apps, tmp_path):
         out = tmp_path / "v2"
         proc = study(out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    s = json.loads(proc.stdout)
+    s = check("validate", json.loads(proc.stdout))
     assert len(s["points"]) == 3 and all(p["runs"] == 2 for p in s["points"])
     assert s["output_identical"] is True
     # the prediction grows with ΔL, and so do the measurements

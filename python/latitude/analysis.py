@@ -1,4 +1,4 @@
-"""Latency and bandwidth analyses on top of the exact engine (DESIGN §5).
+"""Latency and bandwidth analyses on top of the exact engine (metrics: docs/model.md §2).
 
 T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise linear.
 
@@ -168,7 +168,7 @@ class Sensitivity:
         return rows
 
     def to_dict(self) -> dict:
-        """The stable JSON contract of `latitude sensitivity --json` (DESIGN §6)."""
+        """The stable JSON contract of `latitude sensitivity --json` (docs/json.md)."""
         out = {
             "param": self.param,
             "range_ns": [self.lo, self.hi],
@@ -283,7 +283,7 @@ class Tolerance:
         return None if m is None else m - self.baseline
 
     def to_dict(self) -> dict:
-        """The stable JSON contract of `latitude tolerance --json` (DESIGN §6)."""
+        """The stable JSON contract of `latitude tolerance --json` (docs/json.md)."""
         return {
             "param": self.param,
             "method": self.method,

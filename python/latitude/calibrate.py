@@ -5,7 +5,7 @@ style: half round trips per size, the duration of an eager MPI_Send (o_send) and
 MPI_Recv once the message is there (o_recv), the per-message time of back-to-back sends,
 and the eager limit S (the largest message whose MPI_Send returns before the receive is
 posted). L, o, G, O are the non-negative least-squares solution, in relative errors, of
-every measurement written with the model's own formulas (DESIGN §4, b(s) = s − 1):
+every measurement written with the model's own formulas (docs/model.md, b(s) = s − 1):
 
     eager half round trip       = L + 2o + b(s)·(G + O)
     rendezvous half round trip  = 3L + 3o + b(s)·G   (handshake: RTS, read, data, FIN)
@@ -112,6 +112,21 @@ class Fit:
     @property
     def max_rel_error(self) -> float:
         return max(abs(r["rel_error"]) for r in self.rows)
+
+    def to_dict(self) -> dict:
+        """The `latitude calibrate --json` contract (docs/json.md)."""
+        return {
+            "L_ns": self.L,
+            "o_ns": self.o,
+            "g_ns": self.g,
+            "G_ns": self.G,
+            "O_ns": self.O,
+            "S": self.S,
+            "r2": self.r2,
+            "max_rel_error": self.max_rel_error,
+            "rows": self.rows,
+            "notes": self.notes,
+        }
 
     def params(self):
         from latitude.params import Params

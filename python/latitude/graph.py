@@ -341,7 +341,7 @@ class Prediction:
         ]
 
     def to_dict(self) -> dict:
-        """The stable JSON contract of `latitude predict --json` (DESIGN §6)."""
+        """The stable JSON contract of `latitude predict --json` (docs/json.md)."""
         keys = ("L", "G", "o", "g", "O")
         cp = self.critical_path
         cp["per_rank"] = [row for row in self.per_rank_rows() if any(row[k] for k in row if k != "rank")]

@@ -4,7 +4,7 @@ The injector is a PMPI library built and cached like the tracer (one build per M
 :mod:`latitude.tracer`) and preloaded on the ranks the same way. With ``delta_L`` = ΔL it
 makes every message visible to its receiver ΔL later than it otherwise would be, without
 delaying eager senders; rendezvous messages (more than ``eager_limit`` bytes) follow the
-handshake protocol of DESIGN §4 (3·ΔL to the receiver, a 4th to the sender); collectives
+handshake protocol of docs/model.md (3·ΔL to the receiver, a 4th to the sender); collectives
 are re-implemented over point-to-point with the algorithms ``latitude schedule`` assumes.
 Each rank writes a report: its runtime (MPI_Init end → MPI_Finalize start, the span an
 execution graph of a trace covers) and counters.

@@ -17,7 +17,7 @@ from latitude.units import fmt_size, fmt_time, parse_gap, parse_size, parse_time
 PARAM_NAMES = ("L", "o", "g", "G", "O")
 PROTOCOLS = ("handshake", "loggopsim")
 
-# Defaults: a current InfiniBand-class cluster (DESIGN §6 example values).
+# Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
 
 _PARSERS = {"L": parse_time, "o": parse_time, "g": parse_time, "G": parse_gap, "O": parse_gap}

@@ -28,7 +28,7 @@ SEMANTICS = ("design", "loggopsim")
 
 @dataclass(frozen=True)
 class SimOptions:
-    """How to simulate. `semantics`: "design" (DESIGN §4 with CPU/NIC contention) or
+    """How to simulate. `semantics`: "design" (docs/model.md with CPU/NIC contention) or
     "loggopsim" (LogGOPSim v1, quirks included). `noise`: --noise spec strings."""
 
     semantics: str = "design"
@@ -94,7 +94,7 @@ class Simulation:
         return [float(x) for x in self.rank_end_ns]
 
     def to_dict(self) -> dict:
-        """The `latitude simulate --json` contract (DESIGN §6 keys first)."""
+        """The `latitude simulate --json` contract (docs/json.md)."""
         return {
             "runtime_ns": int(self.runtime_ns) if self.integer_ns else self.runtime_ns,
             "rank_end_ns": self.rank_end_exact(),

@@ -1,7 +1,7 @@
 //! Latitude core: execution graphs of MPI applications, the LogGPS cost model, the engine
 //! that prices a graph in one pass, and the LP that LLAMP builds from it.
 //!
-//! Pipeline (DESIGN §1): traces or job files → [`graph::ExecGraph`] → engine / LP /
+//! Pipeline (docs/architecture.md): traces or job files → [`graph::ExecGraph`] → engine / LP /
 //! simulator → analyses. This crate does no printing; the Python front end reports.
 
 pub mod collectives;

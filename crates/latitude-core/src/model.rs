@@ -1,4 +1,4 @@
-//! The LogGPS cost model (DESIGN §4): what engine, LP and simulator all mean.
+//! The LogGPS cost model (docs/model.md §1): what engine, LP and simulator all mean.
 //!
 //! Parameters θ = (L, o, g, G, O) in ns (G and O per byte), eager limit S in bytes
 //! (a message of s bytes is eager iff s ≤ S), b(s) = s − 1 for s ≥ 1 and 0 for s = 0.
@@ -49,7 +49,7 @@ pub mod p {
 
 pub const NPARAM: usize = 5;
 
-/// Rendezvous protocol variant (DESIGN §4).
+/// Rendezvous protocol variant (docs/model.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {
     Handshake,

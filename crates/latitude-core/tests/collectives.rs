@@ -405,7 +405,7 @@ fn sub_communicator_members_map_to_world_ranks() {
 
 #[test]
 fn schedgen_variants_match_the_reference_op_order() {
-    // Reference §6.3.2: bcast round 0: 0→1; round 1: 0→2, 1→3; root 0, p = 4.
+    // docs/reference/schedgen.md §6, binomial bcast: round 0: 0→1; round 1: 0→2, 1→3; root 0, p = 4.
     let c = RankCall::new(K::Bcast, 4, 1, 8);
     let mut g = Prog::new();
     emit(A::Schedgen, &c, &mut g).unwrap();

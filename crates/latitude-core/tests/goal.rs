@@ -64,7 +64,7 @@ fn reference_example_pingpong() {
 
 #[test]
 fn reference_example_wildcards_and_cpus() {
-    // goal-format.md §4.2 (rank 1 uses ANY_SOURCE/ANY_TAG) and §4.3 (cpu/nic, unlabelled ops).
+    // docs/reference/goal.md §2: rank 1 uses ANY_SOURCE/ANY_TAG; cpu/nic options, unlabelled ops.
     let nb = "num_ranks 2\nrank 0 {\nc1: calc 100\ns: send 70000b to 1 tag 3\nr: recv 70000b from 1 tag 3\nc2: calc 5000\nw: calc 0\ns requires c1\nr requires c1\nc2 irequires s\nc2 irequires r\nw requires s\nw requires r\nw requires c2\n}\nrank 1 {\nc1: calc 100\ns: send 70000b to 0 tag 3\n// next line: any source, any tag\nr: recv 70000b from -1 tag -1\nc2: calc 5000\nw: calc 0\ns requires c1\nr requires c1\nc2 irequires s\nc2 irequires r\nw requires s\nw requires r\nw requires c2\n}\n";
     let g = read_goal_from(nb.as_bytes(), "nb.goal").unwrap();
     assert_eq!(g.wildcard_recvs(), 1);

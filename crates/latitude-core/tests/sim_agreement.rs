@@ -1,4 +1,4 @@
-//! The default simulator against the engine (DESIGN §4): equal wherever the semantics
+//! The default simulator against the engine (docs/model.md): equal wherever the semantics
 //! coincide, and the documented differences where they do not.
 mod common;
 

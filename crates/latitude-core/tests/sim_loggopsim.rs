@@ -1,5 +1,5 @@
 //! `--loggopsim-compat`: LogGOPSim's rules and every quirk of
-//! shared/reference/loggopsim-semantics.md, on hand-computed schedules (the event-by-event
+//! docs/reference/loggopsim.md, on hand-computed schedules (the event-by-event
 //! derivations are in docs/simulator.md). Unless stated: L = 1000, o = 50, g = 0, G = 0,
 //! O = 0, S = 65535 (integer ns, as LogGOPSim).
 

@@ -17,7 +17,7 @@
  *    one-way is the message's natural send-start → receive-complete time (measured exactly
  *    when the receiver was already waiting, estimated from such measurements otherwise) and
  *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake
- *    protocol of the LLAMP paper's App. B (DESIGN §4, model.rs): the receiver completes
+ *    protocol of the LLAMP paper's App. B (docs/model.md, model.rs): the receiver completes
  *    3·ΔL later (RTS, read request, data) and the sender completes when a FIN message that
  *    the receiver sends at its release time reaches it (a 4th ΔL).
  *  - All ranks of a node read one clock (CLOCK_MONOTONIC); ranks on other nodes correct

@@ -83,23 +83,7 @@ def run(args) -> int:
         with open(args.output, "w") as out:
             out.write(calibrate.to_toml(f, command, args.under_injector))
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "L_ns": f.L,
-                    "o_ns": f.o,
-                    "g_ns": f.g,
-                    "G_ns": f.G,
-                    "O_ns": f.O,
-                    "S": f.S,
-                    "r2": f.r2,
-                    "max_rel_error": f.max_rel_error,
-                    "rows": f.rows,
-                    "notes": f.notes,
-                },
-                indent=1,
-            )
-        )
+        print(json.dumps(f.to_dict(), indent=1))
     else:
         print(calibrate.table(f))
     if args.output:

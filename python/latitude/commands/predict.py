@@ -16,7 +16,7 @@ def register(sub) -> None:
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     add_model_args(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, times in ns)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, times in ns)")
     p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")
     p.set_defaults(func=run)
 

@@ -27,7 +27,7 @@ def register(sub) -> None:
         help="engine (exact, default) or lp (LLAMP Algorithm 2 with HiGHS ranging)",
     )
     add_model_args(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, ns)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, ns)")
     p.add_argument("--csv", metavar="FILE", help="write the curve (T, λ, ρ on --points points plus every breakpoint)")
     p.add_argument(
         "--points", type=int, default=100, metavar="N", help="grid points of the CSV/plot curve (default 100)"

@@ -12,7 +12,7 @@ def register(sub) -> None:
         help="discrete-event LogGOPS simulation (CPU/NIC contention, matching, noise, timelines)",
         description="Simulate an execution graph event by event: per-rank CPUs and NICs, dynamic message "
         "matching (ANY_SOURCE/ANY_TAG), eager and rendezvous protocols, noise. By default the "
-        "DESIGN §4 model (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
+        "the cost rules of docs/model.md (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
         "--loggopsim-compat reproduces LogGOPSim's per-rank end times.",
     )
     p.add_argument("graph", help="GOAL file")
@@ -184,7 +184,7 @@ def _print_tables(graph, sim, baseline, samples, timeline, args) -> None:
     sem = (
         "LogGOPSim-compatible (integer ns)"
         if sim.options.semantics == "loggopsim"
-        else "DESIGN §4" + (", CPU serialization" if sim.options.cpu_serialization else ", no CPU serialization")
+        else "Latitude's model" + (", CPU serialization" if sim.options.cpu_serialization else ", no CPU serialization")
     )
     head.add_row("semantics", sem)
     head.add_row("parameters", sim.describe_params())

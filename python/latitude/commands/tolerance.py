@@ -29,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("--map", metavar="L=A:B,G=C:D", help="joint region in the L × G window (baseline = -L, -G)")
     p.add_argument("--resolution", type=int, default=64, metavar="N", help="G grid points of --map (default 64)")
     add_model_args(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output (DESIGN §6 keys, ns)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, ns)")
     p.add_argument("--csv", metavar="FILE", help="write the results (or the map's boundary points) as CSV")
     p.add_argument("--plot", metavar="FILE", help="plot: runtime with tolerance zones, or the L × G map (.png/.svg)")
     p.add_argument(

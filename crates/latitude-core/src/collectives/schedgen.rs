@@ -1,4 +1,4 @@
-//! Schedgen v1's collectives, op for op (shared/reference/schedgen-trace-conversion.md §6.3),
+//! Schedgen v1's collectives, op for op (docs/reference/schedgen.md §6),
 //! so that `--coll schedgen` reproduces what LogGOPSim users get.
 //!
 //! * dissemination (barrier: 1 byte; allreduce: the vector; allgather: one block — not

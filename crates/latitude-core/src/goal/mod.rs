@@ -1,4 +1,4 @@
-//! GOAL text, LogGOPSim's schedule format (shared/reference/goal-format.md): a streaming
+//! GOAL text, LogGOPSim's schedule format (docs/reference/goal.md): a streaming
 //! reader and a Schedgen-style writer.
 
 mod reader;

@@ -1,4 +1,4 @@
-//! Streaming GOAL reader: the dialect of LogGOPSim's `txt2bin` (goal-format.md §1–2).
+//! Streaming GOAL reader: the dialect of LogGOPSim's `txt2bin` (docs/reference/goal.md §1–2).
 //!
 //! The file is read line by line (never held whole); each op goes straight into a
 //! [`GraphBuilder`]. Deviations from txt2bin, all of which reject input txt2bin would

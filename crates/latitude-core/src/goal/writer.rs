@@ -1,4 +1,4 @@
-//! GOAL writer in Schedgen's style (goal-format.md §4.4), readable by txt2bin, LLAMP's
+//! GOAL writer in Schedgen's style (docs/reference/goal.md §4), readable by txt2bin, LLAMP's
 //! strict regex parser and our reader: `num_ranks N`, then per rank `rank R {`, ops
 //! labelled `l1, l2, …` in source order, then that rank's dependency lines, then `}`.
 //! Optional fields are written only when set (tag always, as Schedgen does).

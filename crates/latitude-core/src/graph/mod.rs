@@ -1,4 +1,4 @@
-//! The execution graph (DESIGN §3): a DAG over the operations of P ranks, stored as flat
+//! The execution graph (docs/model.md §0): a DAG over the operations of P ranks, stored as flat
 //! arrays in a topological order so that one forward pass prices it.
 //!
 //! Vertex kinds: `calc(c)` (c ns of local work), `send(s, dst, tag)`, `recv(s, src, tag)`.

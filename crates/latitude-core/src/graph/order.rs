@@ -1,6 +1,6 @@
 //! Topological order of an execution graph.
 //!
-//! A forward pass computes each op's start S(v) at its position. Ends (DESIGN §4): a calc's
+//! A forward pass computes each op's start S(v) at its position. Ends (docs/model.md §1): a calc's
 //! or an eager send's E needs only its own S; a recv's E needs its send's S too, and a
 //! *rendezvous* send's E its recv's S. So the ends of a matched pair are computed at the
 //! position of whichever of the two comes second, and the only constraint the pair adds is

@@ -1,5 +1,5 @@
 //! Collective calls: the rank's part of the chosen algorithm (`collectives`), joined the
-//! Schedgen way (reference §6.1): the algorithm's start ops require the computation before
+//! Schedgen way (docs/reference/schedgen.md §4): the algorithm's start ops require the computation before
 //! the call, a zero-length `collop` requires its end ops. Blocking: the next computation
 //! requires `collop`. Nonblocking: the next computation only follows the issue, and the
 //! request's Wait joins `collop`, so computation overlaps the collective.

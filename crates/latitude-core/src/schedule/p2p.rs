@@ -1,4 +1,4 @@
-//! Point-to-point calls and request completion (reference §5, with Latitude's additions).
+//! Point-to-point calls and request completion (docs/reference/schedgen.md §3, with Latitude's additions).
 //!
 //! * blocking send/recv (all send modes): the op; the next computation `requires` it.
 //! * Isend/Irecv: the op; the next computation may start once the op has started (Schedgen's

@@ -1,4 +1,4 @@
-//! One rank's conversion state: Schedgen's "LocOp" (computation inference, reference §4) and
+//! One rank's conversion state: Schedgen's "LocOp" (computation inference, docs/reference/schedgen.md §2) and
 //! the dispatch of call records.
 //!
 //! The rank keeps the end time of the last handled call (`start`), the ops the next

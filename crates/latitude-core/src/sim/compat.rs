@@ -1,5 +1,5 @@
 //! LogGOPSim-compatible simulation (`--loggopsim-compat`): LogGOPSim v1's update rules
-//! (`shared/reference/loggopsim-semantics.md`) reproduced bit for bit, quirks included.
+//! (docs/reference/loggopsim.md) reproduced bit for bit, quirks included.
 //!
 //! Integer ns, `u64` wrapping arithmetic. State per rank: `nexto[cpu]`, `nextgs[nic]`,
 //! `nextgr[nic]`; queues RQ/UQ; one event queue ordered by (time, ts) where `ts` is the

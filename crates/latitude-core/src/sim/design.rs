@@ -1,4 +1,4 @@
-//! The default simulator: DESIGN §4 as a discrete-event simulation, plus the resource
+//! The default simulator: the cost rules of docs/model.md as a discrete-event simulation, plus the resource
 //! contention the max-plus engine cannot express.
 //!
 //! An op becomes *ready* when its dependencies are met (requires: end, irequires: start);

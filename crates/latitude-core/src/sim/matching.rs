@@ -2,7 +2,7 @@
 //! queue (UQ), both FIFO, searched for the *first* entry (in queue order) that matches.
 //!
 //! A receive pattern (src, tag) matches a message (x, t) iff (src = x or either is ANY) and
-//! (tag = t or either is ANY) — LogGOPSim's rule (loggopsim-semantics.md §5); sizes are not
+//! (tag = t or either is ANY) — LogGOPSim's rule (docs/reference/loggopsim.md §3); sizes are not
 //! compared. A message's source is always concrete; its tag may be ANY (GOAL allows
 //! `tag -1` on a send).
 //!

@@ -3,7 +3,7 @@
 //! noise, Monte Carlo sampling and recorded timelines.
 //!
 //! Two semantics:
-//! * [`Semantics::Design`] (default): DESIGN §4 exactly (`design.rs`), so that with one
+//! * [`Semantics::Design`] (default): the cost rules of docs/model.md exactly (`design.rs`), so that with one
 //!   operation at a time per rank and g = 0 the simulated runtime equals the engine's T,
 //!   plus CPU serialization of overlapping operations and NIC serialization in start order.
 //! * [`Semantics::LogGopSim`]: LogGOPSim v1's rules and quirks bit for bit (`compat.rs`).
@@ -40,7 +40,7 @@ use record::NoObs;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Semantics {
-    /// DESIGN §4 with CPU/NIC contention.
+    /// The cost rules of docs/model.md with CPU/NIC contention.
     Design,
     /// LogGOPSim v1, quirks included.
     LogGopSim,

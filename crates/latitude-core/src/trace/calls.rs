@@ -1,6 +1,6 @@
 //! MPI calls as typed records: the name table (what Latitude models, what is local, what is
 //! known but not modelled) and the field layout of every modelled call
-//! (liballprof-trace-format.md §6; our tracer writes the same layouts). Message sizes are
+//! (docs/reference/liballprof.md §6; our tracer writes the same layouts). Message sizes are
 //! count × datatype size, in bytes.
 
 use std::sync::OnceLock;

@@ -1,4 +1,4 @@
-//! Field layouts of the collective calls (liballprof-trace-format.md §6): which fields give
+//! Field layouts of the collective calls (docs/reference/liballprof.md §6): which fields give
 //! the message sizes, the root and the per-rank count lists, on the root and elsewhere.
 
 use super::calls::CollCall;

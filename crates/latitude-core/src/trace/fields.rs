@@ -1,4 +1,4 @@
-//! Field-level parsing of liballprof v1 call lines (liballprof-trace-format.md §4–§5):
+//! Field-level parsing of liballprof v1 call lines (docs/reference/liballprof.md §4–§5):
 //! `NAME:TSTART:FIELD:…:FIELD:TEND`, where a datatype is `code,size,extent`, a
 //! communicator `handle,rank,size`, and a count list two fields `address:c0,c1,…`.
 //!

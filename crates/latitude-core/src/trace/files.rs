@@ -1,4 +1,4 @@
-//! Finding the per-rank files of a trace (liballprof-trace-format.md §1, Schedgen §3).
+//! Finding the per-rank files of a trace (docs/reference/liballprof.md §1, docs/reference/schedgen.md §1).
 //!
 //! A trace is one file per world rank whose names differ only in the rank number:
 //! `pmpi-trace-rank-0.txt` … (unpadded, Schedgen's and our tracer's default),

@@ -1,4 +1,4 @@
-//! Reading liballprof v1 traces (shared/reference/liballprof-trace-format.md): ours — with
+//! Reading liballprof v1 traces (docs/reference/liballprof.md): ours — with
 //! Latitude's `#@` extension lines — and other people's (old `collprof 0.9` files with µs
 //! float timestamps, padded or unpadded rank numbers, Fortran traces).
 //!
