@@ -8,17 +8,18 @@
  * generated graph's messages. All harness traffic (barriers, the timing gather) is on
  * MPI_COMM_WORLD; all motif traffic on the job communicators. */
 #include "common.h"
-#include "jobfile.h"
+#include "plan.h"
 
+#include <math.h>
 #include <time.h>
 
 static const char *usage =
-    "usage: motifs [--seed N] [--check] [--report-calls] JOBFILE\n"
-    "  JOBFILE     jobs, rank lists and motif chains (docs/workloads.md); the MPI world must\n"
-    "              have at least 1 + the largest listed rank (others only join the barriers)\n"
+    "usage: motifs [--seed N] [--check] [--report-calls] PLAN\n"
+    "  PLAN        a job file's plan: `latitude generate --check JOBFILE > PLAN` (jobs, rank\n"
+    "              lists, motif chains, every value resolved; docs/workloads.md); the MPI world\n"
+    "              must have at least 1 + the largest listed rank (others only join the barriers)\n"
     "  --seed N    seed of the compute motifs' distributions (default 1, as latitude generate)\n"
-    "  --check     parse only (no MPI): print the file as understood, like\n"
-    "              `latitude generate --check`; errors as `motifs: FILE:LINE: what`\n"
+    "  --check     read only (no MPI): print the plan as read; errors as `motifs: PLAN:LINE: what`\n"
     "Prints one row per job and motif: repeats, slowest rank's total and mean time per repeat.\n";
 
 enum { TAG_PINGPONG = 1, TAG_INCAST = 2, TAG_HALO = 10, TAG_SWEEP_X = 20, TAG_SWEEP_Y = 21 };
@@ -94,8 +95,8 @@ static void needs(const struct motif *m, int n, u64 *s, u64 *r)
             *r += 2 * m->face[a];
         }
         break;
-    case M_SWEEP3D: *s = *r = jf_sweep_xbytes(m) > jf_sweep_ybytes(m) ? jf_sweep_xbytes(m) : jf_sweep_ybytes(m); break;
-    case M_INCAST: *s = b; *r = b * (u64)n > JF_MAX_BYTES ? b : b * (u64)n; break; /* shared beyond 1 GiB */
+    case M_SWEEP3D: *s = *r = m->xbytes > m->ybytes ? m->xbytes : m->ybytes; break;
+    case M_INCAST: *s = b; *r = b * (u64)n > PLAN_MAX_BYTES ? b : b * (u64)n; break; /* shared beyond 1 GiB */
     case M_ALLTOALL: *s = *r = b * (u64)n; break;
     default: *s = *r = m->kind == M_COMPUTE ? 0 : b;
     }
@@ -104,7 +105,7 @@ static void needs(const struct motif *m, int n, u64 *s, u64 *r)
 static void halo(struct ctx *c, const struct motif *m)
 {
     int me = c->me, nb[6], k = 0;
-    unsigned *d = (unsigned *)m->dims;
+    const u64 *d = m->dims;
     MPI_Request req[12];
     unsigned cc[3] = {me % d[0], (me / d[0]) % d[1], me / (d[0] * d[1])};
     for (int dir = 0; dir < 2 * m->ndims; dir++) {
@@ -131,8 +132,8 @@ static void halo(struct ctx *c, const struct motif *m)
 
 static void sweep(struct ctx *c, const struct motif *m)
 {
-    int px = (int)m->px, py = (int)m->py, cx = c->me % px, cy = c->me / px;
-    int xb = (int)jf_sweep_xbytes(m), yb = (int)jf_sweep_ybytes(m);
+    int px = (int)m->dims[0], py = (int)m->dims[1], cx = c->me % px, cy = c->me / px;
+    int xb = (int)m->xbytes, yb = (int)m->ybytes;
     u64 steps = m->angles / m->mmi * (m->nz / m->kba);
     for (int o = 0; o < 8; o++) {
         int di = o & 1 ? -1 : 1, dj = o & 2 ? -1 : 1;
@@ -153,7 +154,7 @@ static void sweep(struct ctx *c, const struct motif *m)
 
 static void incast(struct ctx *c, const struct motif *m)
 {
-    int b = (int)m->bytes, root = (int)m->root, shared = m->bytes * (u64)c->n > JF_MAX_BYTES;
+    int b = (int)m->bytes, root = (int)m->root, shared = m->bytes * (u64)c->n > PLAN_MAX_BYTES;
     if (c->me != root) {
         C(MPI_Send)(c->sbuf, b, MPI_BYTE, root, TAG_INCAST, c->comm);
         return;
@@ -197,7 +198,7 @@ static void run_once(struct ctx *c, const struct motif *m, int mi, u64 call)
         }
         return;
     case M_SWEEP3D:
-        if ((unsigned)me < m->px * m->py)
+        if ((u64)me < m->dims[0] * m->dims[1])
             sweep(c, m);
         return;
     default:
@@ -241,9 +242,9 @@ int main(int argc, char **argv)
     u64 seed = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-            char msg[JF_MSG];
-            if (jf_count(argv[++i], ~0ULL, &seed, msg)) {
-                fprintf(stderr, "motifs: --seed: %s\n", msg);
+            const char *v = argv[++i];
+            if (plan_u64(v, &seed)) {
+                fprintf(stderr, "motifs: --seed: expected a whole number, got '%s'\n", v);
                 return 2;
             }
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
@@ -258,11 +259,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s", usage);
         return 2;
     }
-    struct jobfile f;
+    struct plan f;
     if (arg_flag("--check")) {
-        if (jf_read("motifs", path, &f))
+        if (plan_read("motifs", path, &f))
             return 2;
-        jf_canonical(&f, stdout);
+        plan_print(&f, stdout);
         return 0;
     }
     return run_jobs(&argc, &argv, path, seed);

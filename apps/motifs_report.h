@@ -10,7 +10,7 @@ static u64 repeats(const struct job *j, const struct motif *m)
 
 /* rank 0: one row per job and motif from every rank's record
  * rec = [job index or -1, secs of motif 0..nmotifs-1, total] (width w) */
-static void print_table(const struct jobfile *f, const double *all, int size, int w)
+static void print_table(const struct plan *f, const double *all, int size, int w)
 {
     printf("%-16s %5s %-10s %10s %12s %12s %14s\n", "job", "line", "motif", "repeats", "max_s", "mean_s", "per_repeat_us");
     for (size_t ji = 0; ji < f->njobs; ji++) {
@@ -31,7 +31,7 @@ static void print_table(const struct jobfile *f, const double *all, int size, in
             if (mi < j->nmotifs) {
                 const struct motif *m = &j->motifs[mi];
                 u64 n = repeats(j, m);
-                printf("%-16s %5ld %-10s %10llu %12.6f %12.6f %14.3f\n", j->name, m->line, jf_names[m->kind], n, mx, mean,
+                printf("%-16s %5ld %-10s %10llu %12.6f %12.6f %14.3f\n", j->name, m->line, plan_kinds[m->kind], n, mx, mean,
                        n ? mx / (double)n * 1e6 : 0.0);
             } else
                 printf("%-16s %5s %-10s %10s %12.6f %12.6f %14s\n", j->name, "-", "(job)", "-", mx, mean, "-");
@@ -46,8 +46,8 @@ static int run_jobs(int *argc, char ***argv, const char *path, u64 seed)
     int rank, size;
     C(MPI_Comm_rank)(MPI_COMM_WORLD, &rank);
     C(MPI_Comm_size)(MPI_COMM_WORLD, &size);
-    struct jobfile f;
-    int bad = jf_read(rank == 0 ? "motifs" : NULL, path, &f) != 0;
+    struct plan f;
+    int bad = plan_read(rank == 0 ? "motifs" : NULL, path, &f) != 0;
     if (!bad && (unsigned)size < f.world) {
         if (rank == 0)
             fprintf(stderr, "motifs: %s: the jobs use ranks up to %u but MPI_COMM_WORLD has %d ranks\n", path, f.world - 1, size);

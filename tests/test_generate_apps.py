@@ -1,4 +1,4 @@
-"""Generated graphs against real runs: `apps/motifs` executes a job file under `latitude
+"""Generated graphs against real runs: `apps/motifs` executes a job file's plan under `latitude
 trace`, `latitude schedule` converts the trace, and the scheduled graph must have the generated
 graph's messages — per rank, in issue order, the same (send/recv, partner, bytes) — once the
 harness traffic on MPI_COMM_WORLD (phase barriers, the timing gather) is set aside. One case
@@ -54,10 +54,11 @@ def _run(tmp_path, motifs, ranks: int, text: str, coll: str = "default", seed: i
     import latitude
     from latitude import Graph, ScheduleOptions
 
-    job = tmp_path / "w.job"
+    job, plan = tmp_path / "w.job", tmp_path / "w.plan"
     job.write_text(text)
+    plan.write_text(run_cli("generate", "--check", job).stdout)  # what apps/motifs runs
     trace = tmp_path / "trace"
-    proc = run_cli("trace", "-o", trace, "--", *MPI, str(ranks), motifs, "--seed", str(seed), job, timeout=300)
+    proc = run_cli("trace", "-o", trace, "--", *MPI, str(ranks), motifs, "--seed", str(seed), plan, timeout=300)
     assert "(job)" in proc.stdout, proc.stdout + proc.stderr
     traced = Graph.from_trace(str(trace), ScheduleOptions(coll=coll), progress=False)
     assert set(traced.report.stats["unmodelled"]) <= {"MPI_Comm_split"}, traced.report.stats["unmodelled"]

@@ -14,7 +14,8 @@ def register(sub) -> None:
         description="Generate the execution graph of a StressBench/SST-style job file: jobs on rank lists, "
         "ordered motif chains (pingpong, halo2d, halo3d, sweep3d, allreduce, bcast, reduce, "
         "alltoall, barrier, incast, compute). The format is in docs/workloads.md; every command "
-        "that takes a graph also takes a job file. apps/motifs runs the same file for real.",
+        "that takes a graph also takes a job file. apps/motifs runs the same workload for real from "
+        "the plan --check prints.",
     )
     p.add_argument("job", help="job file")
     p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (streamed)")
@@ -30,7 +31,7 @@ def register(sub) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="only parse: print the job file as understood (every value resolved), generate nothing",
+        help="only parse: print the job file's plan (every value resolved; what apps/motifs runs), generate nothing",
     )
     add_max_ops(p)
     p.add_argument("--json", action="store_true", help="print the generation statistics as JSON")

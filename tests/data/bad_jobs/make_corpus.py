@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the job-file error corpus: one file per case and expected.txt (`NAME LINE: message`,
-LINE `-` for errors about the whole file). Both parsers (latitude generate, apps/motifs
---check) must report exactly these. Run from anywhere: python3 make_corpus.py"""
+LINE `-` for errors about the whole file). `latitude generate` must report exactly these
+(tests/test_generate.py). Run from anywhere: python3 make_corpus.py"""
 
 import os
 

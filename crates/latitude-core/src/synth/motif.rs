@@ -383,7 +383,7 @@ fn resolve_grid(spec: &mut MotifSpec, n: u64) -> Result<(), String> {
 
 impl MotifSpec {
     /// One line, every parameter resolved (sizes in bytes, durations in ns), in key order:
-    /// what `latitude generate --check` and `apps/motifs --check` print.
+    /// the plan `latitude generate --check` prints and apps/motifs runs (docs/workloads.md).
     pub fn canonical(&self) -> String {
         let mut kv: Vec<(String, String)> = Vec::new();
         let mut put = |k: &str, v: String| kv.push((k.to_string(), v));
@@ -394,7 +394,7 @@ impl MotifSpec {
                     Dist::Const => ("const", None),
                     Dist::Gaussian { sd } => ("gaussian", Some(("sd", sd.to_string()))),
                     Dist::Uniform { spread } => ("uniform", Some(("spread", spread.to_string()))),
-                    Dist::Lognormal { sigma } => ("lognormal", Some(("sigma", format!("{sigma:.6}")))),
+                    Dist::Lognormal { sigma } => ("lognormal", Some(("sigma", sigma.to_string()))), // exact: reads back as the same f64
                 };
                 put("dist", d.into());
                 if let Some((k, v)) = extra {
