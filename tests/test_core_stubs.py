@@ -40,6 +40,15 @@ def test_input_error_prints_where_and_what():
     assert type(again) is latitude.InputError and str(again) == str(e)
 
 
+def test_input_error_escapes_control_characters():
+    """Input shown in a message (a file name, a token) cannot break the line or drive the
+    terminal: the same escapes as latitude.errors.printable."""
+    e = latitude.InputError("a\nb.goal:1", "bad token '\x1b[31m\t\0\x85'")
+    assert e.where == "a\\nb.goal:1" == latitude.errors.printable("a\nb.goal:1")
+    assert e.what == "bad token '\\x1b[31m\\t\\0\\x85'" == latitude.errors.printable("bad token '\x1b[31m\t\0\x85'")
+    assert str(e) == f"{e.where}: {e.what}" and "\n" not in str(e)
+
+
 def test_the_core_raises_the_same_class(tmp_path):
     bad = tmp_path / "bad.goal"
     bad.write_text("num_ranks 1\nrank 0 {\nl1: nonsense\n}\n")
