@@ -5,7 +5,9 @@
  * ΔL after the send (3·ΔL for messages above S):
  *   wildcard receives (ANY_SOURCE/ANY_TAG mixed with specific ones), Probe and Iprobe, Test
  *   loops, persistent requests, Waitany/Waitsome, Sendrecv_replace, rendezvous messages and
- *   the sender's completion (4·ΔL), eager senders not delayed, an Allreduce.
+ *   the sender's completion (4·ΔL), eager senders not delayed, an Allreduce, and HPCC b_eff's
+ *   completions: Waitall/Testsome over small Isends (which MPI may give one shared handle),
+ *   persistent, null and cancelled requests, and a cancelled send.
  * Prints "latcheck: ok <n> checks" or one "latcheck: FAIL ..." line per failure (exit 1).
  * Without the injector run it with --delta-us 0. Needs 2 or more ranks (ranks 0-2 work). */
 #include "common.h"
@@ -200,6 +202,108 @@ static void rendezvous(MPI_Comm comm, long eager)
     free(buf);
 }
 
+/* HPCC's b_eff ring and what it mixes into one completion call: two small Isends to the same
+ * peer (Open MPI returns one shared, already completed handle for both), two Irecvs, then a
+ * Waitall over persistent, null and cancelled (wildcard) requests and a Testsome loop; and a
+ * send cancelled (or not: the peer is told) followed by a message of the same stream, which
+ * must still be released by its own send time. */
+static void mixed_completions(MPI_Comm comm)
+{
+    if (rank > 1)
+        return;
+    int peer = 1 - rank;
+    MPI_Status st[6];
+    struct msg in[4], out[4];
+    for (int it = 0; it < 4; it++) { /* the ring: right and left are the same peer */
+        MPI_Request r[4];
+        C(MPI_Irecv)(&in[0], sizeof in[0], MPI_BYTE, peer, 20, comm, &r[0]);
+        C(MPI_Irecv)(&in[1], sizeof in[1], MPI_BYTE, peer, 21, comm, &r[1]);
+        for (int k = 0; k < 2; k++) {
+            out[k] = (struct msg){now_us(), rank, 20 + k, it, 0};
+            C(MPI_Isend)(&out[k], sizeof out[k], MPI_BYTE, peer, 20 + k, comm, &r[2 + k]);
+        }
+        C(MPI_Waitall)(4, r, st);
+        double t = now_us();
+        got(&in[0], &st[0], it, t, 1, "ring Waitall");
+        got(&in[1], &st[1], it, t, 1, "ring Waitall");
+    }
+    /* persistent + null + cancelled wildcard + receive + two small sends in one Waitall */
+    MPI_Request r[6], ps;
+    struct msg pin, pout = {0, rank, 22, 7, 0}, dummy;
+    C(MPI_Recv_init)(&pin, sizeof pin, MPI_BYTE, peer, 22, comm, &r[0]);
+    C(MPI_Send_init)(&pout, sizeof pout, MPI_BYTE, peer, 22, comm, &ps);
+    r[1] = MPI_REQUEST_NULL;
+    C(MPI_Irecv)(&dummy, sizeof dummy, MPI_BYTE, MPI_ANY_SOURCE, 29, comm, &r[2]); /* never sent */
+    C(MPI_Cancel)(&r[2]);
+    C(MPI_Irecv)(&in[2], sizeof in[2], MPI_BYTE, peer, 23, comm, &r[3]);
+    C(MPI_Start)(&r[0]);
+    pout.t_send = now_us();
+    C(MPI_Start)(&ps);
+    for (int k = 0; k < 2; k++) {
+        out[k] = (struct msg){now_us(), rank, 23 + k, k, 0};
+        C(MPI_Isend)(&out[k], sizeof out[k], MPI_BYTE, peer, 23 + k, comm, &r[4 + k]);
+    }
+    C(MPI_Waitall)(6, r, st);
+    double t = now_us();
+    int cancelled = 0;
+    MPI_Test_cancelled(&st[2], &cancelled);
+    check(cancelled, "cancelled wildcard receive reported cancelled", cancelled, 1);
+    MPI_Test_cancelled(&st[3], &cancelled);
+    check(!cancelled, "completed receive not cancelled", cancelled, 0);
+    got(&pin, &st[0], 7, t, 1, "persistent receive in a mixed Waitall");
+    got(&in[2], &st[3], 0, t, 1, "receive in a mixed Waitall");
+    /* Testsome over: an inactive persistent request, null, a receive, and the started send */
+    MPI_Request q[4] = {r[0], MPI_REQUEST_NULL, MPI_REQUEST_NULL, ps};
+    C(MPI_Irecv)(&in[3], sizeof in[3], MPI_BYTE, peer, 24, comm, &q[2]);
+    int left = 2, idx[4];
+    while (left > 0) {
+        int n;
+        C(MPI_Testsome)(4, q, &n, idx, st);
+        for (int i = 0; i < n && n != MPI_UNDEFINED; i++) {
+            if (idx[i] == 2)
+                got(&in[3], &st[i], 1, now_us(), 1, "receive in a mixed Testsome");
+            left--;
+        }
+    }
+    C(MPI_Request_free)(&r[0]);
+    C(MPI_Request_free)(&ps);
+    /* A send cancelled before its receive is posted (MPICH cancels such a large send; Open MPI
+     * never cancels sends and the peer then receives it): the next message of its stream must
+     * keep its own timestamp. The peer posts its receive only after the cancel was issued and
+     * learns the outcome before it sends the ack that the next message waits for (>= ΔL). */
+    enum { BIG = 256 * 1024 };
+    char *big = calloc(BIG, 1);
+    struct msg *bm = (struct msg *)big, c;
+    int notice = 0;
+    if (rank == 0) {
+        MPI_Request cr;
+        *bm = (struct msg){now_us(), 0, 25, 0, 0};
+        C(MPI_Isend)(big, BIG, MPI_BYTE, 1, 25, comm, &cr);
+        C(MPI_Cancel)(&cr);
+        C(MPI_Send)(&notice, 1, MPI_INT, 1, 26, comm);
+        C(MPI_Wait)(&cr, &st[0]);
+        MPI_Test_cancelled(&st[0], &cancelled);
+        C(MPI_Send)(&cancelled, 1, MPI_INT, 1, 27, comm);
+        C(MPI_Recv)(&notice, 1, MPI_INT, 1, 27, comm, MPI_STATUS_IGNORE);
+        c = (struct msg){now_us(), 0, 25, 1, 0};
+        C(MPI_Send)(&c, sizeof c, MPI_BYTE, 1, 25, comm);
+    } else {
+        MPI_Request rr;
+        C(MPI_Recv)(&notice, 1, MPI_INT, 0, 26, comm, MPI_STATUS_IGNORE);
+        C(MPI_Irecv)(big, BIG, MPI_BYTE, 0, 25, comm, &rr);
+        C(MPI_Recv)(&cancelled, 1, MPI_INT, 0, 27, comm, MPI_STATUS_IGNORE);
+        if (cancelled)
+            C(MPI_Cancel)(&rr);
+        C(MPI_Wait)(&rr, &st[0]);
+        if (!cancelled)
+            got(bm, &st[0], 0, now_us(), 1, "send whose cancellation failed");
+        C(MPI_Send)(&notice, 1, MPI_INT, 0, 27, comm);
+        C(MPI_Recv)(&c, sizeof c, MPI_BYTE, 0, 25, comm, &st[0]);
+        got(&c, &st[0], 1, now_us(), 1, "message after a cancelled send");
+    }
+    free(big);
+}
+
 int main(int argc, char **argv)
 {
     app_args(argc, argv, usage);
@@ -223,6 +327,7 @@ int main(int argc, char **argv)
         tests_and_persistent(comm);
         eager_and_replace(comm);
         rendezvous(comm, eager);
+        mixed_completions(comm);
         /* the rank that arrives first waits >= ΔL for the other's message */
         double t = now_us(), x = rank + 1, sum, dt, longest;
         C(MPI_Allreduce)(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);

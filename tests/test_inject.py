@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from jsonschemas import check
-from tracetools import HAVE_MPICH, OMPI_RUN, deterministic, mpich, ompi, run
+from tracetools import HAVE_MPICH, OMPI_CC, OMPI_RUN, ROOT, deterministic, mpich, ompi, run
 
 
 def inject(launch, *opts, check=True):
@@ -50,6 +50,82 @@ def test_latcheck_semantics(ompi_apps, np):
         opts = ["--delta-L", f"{delta}us"] + (["--eager-limit", eager] if eager != "0" else [])
         out = inject([*ompi(np), ompi_apps / "latcheck", "--delta-us", delta, "--eager", eager, "--rounds", "2"], *opts)
         assert "latcheck: ok" in out.stdout and "FAIL" not in out.stdout, out.stdout
+
+
+def _fortran(apps, prog):
+    if not (apps / prog).exists():
+        pytest.skip(f"{prog} not built (no Fortran MPI compiler)")
+    return apps / prog
+
+
+@pytest.mark.parametrize("np", [2, 3])
+def test_fortran_flatcheck(ompi_apps, np):
+    """Open MPI's Fortran bindings call PMPI_ directly: the injector's Fortran wrappers delay
+    mpif.h programs as the C wrappers delay C programs (flatcheck checks every message)."""
+    prog = _fortran(ompi_apps, "flatcheck")
+    out = inject([*ompi(np), prog, "--delta-us", "100"], "--delta-L", "100us")
+    assert "flatcheck: ok" in out.stdout and "FAIL" not in out.stdout, out.stdout + out.stderr
+
+
+def test_fortran_flatcheck_fails_without_the_injector(ompi_apps):
+    out = run([*ompi(2), _fortran(ompi_apps, "flatcheck"), "--delta-us", "100"], check=False)
+    assert out.returncode != 0 and "flatcheck: FAIL" in out.stdout
+
+
+@pytest.mark.parametrize("prog", ["fring", "fring08"])
+def test_fortran_use_mpi_and_f08_are_injected(ompi_apps, prog):
+    """`use mpi` and `use mpi_f08` (Open MPI's f08 layer enters through ompi_*_f): 20
+    iterations of ring exchange, gather and allreduce take at least 3·ΔL each."""
+    launch = [*ompi(2), _fortran(ompi_apps, prog)]
+    out = inject(launch, "--delta-L", "1ms", "--json")
+    s = json.loads(out.stdout[out.stdout.index("{") :])
+    assert "fring checksum" in out.stdout
+    assert s["messages"] >= 40 and s["collectives"] >= 20, s
+    assert s["runtime_ns"] >= 60e6, s
+
+
+@pytest.mark.skipif(not HAVE_MPICH, reason="MPICH not installed")
+def test_fortran_flatcheck_mpich(mpich_apps):
+    """MPICH's mpif.h bindings call the C MPI_ functions: the C wrappers delay them."""
+    prog = _fortran(mpich_apps, "flatcheck")
+    out = inject([*mpich(2), prog, "--delta-us", "100"], "--delta-L", "100us")
+    assert "flatcheck: ok" in out.stdout, out.stdout + out.stderr
+
+
+def _libasan() -> str | None:
+    """gcc's AddressSanitizer runtime, if installed (it must be preloaded before the injector)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("gcc"):
+        return None
+    path = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+    return path if os.path.isabs(path) and os.path.exists(path) else None
+
+
+@pytest.mark.skipif(_libasan() is None, reason="gcc's libasan not installed")
+def test_latcheck_under_address_sanitizer(ompi_apps, tmp_path):
+    """The injector built with AddressSanitizer runs latcheck, whose mixed completions are HPCC
+    b_eff's (small Isends sharing one handle, persistent, null and cancelled requests in one
+    Waitall): the shared handle made the injector free one record twice ("double free or
+    corruption" in ij_req_free). Any heap error aborts the run."""
+    import subprocess
+
+    src = ROOT / "python" / "latitude" / "_tracer"
+    flags = "-O1 -g -fsanitize=address -fno-omit-frame-pointer"
+    lib = tmp_path / "liblatitude_inject.so"
+    subprocess.run(
+        ["make", "-s", "-C", str(src), f"MPICC={OMPI_CC}", f"OUT={tmp_path}", f"CFLAGS={flags}", str(lib)],
+        check=True,
+        capture_output=True,
+    )
+    preload = f"{_libasan()}:{lib}"
+    for delta in (0, 100):
+        env = ["-x", "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1", "-x", f"LD_PRELOAD={preload}"]
+        env += ["-x", f"LATITUDE_INJECT_DELTA_L={delta * 1000}", "-x", "LATITUDE_INJECT_EAGER_LIMIT=4040"]
+        args = ["--delta-us", str(delta), "--eager", "4040", "--rounds", "2"]
+        out = run([*ompi(2), *env, ompi_apps / "latcheck", *args], check=False)
+        assert out.returncode == 0 and "latcheck: ok" in out.stdout, out.stdout + out.stderr[-3000:]
 
 
 def test_latcheck_fails_without_the_injector(ompi_apps):

@@ -176,7 +176,10 @@ def run_injected(
 
 def no_report_hint(launch: Launch) -> str:
     """Why a run that ended well wrote no injector report."""
-    return f"did the program call MPI_Init and MPI_Finalize, built with {launch.info.family} ({launch.info.mpicc})?"
+    return (
+        f"did the program call MPI_Init and MPI_Finalize, built with {launch.info.family} ({launch.info.mpicc})? "
+        "A statically linked MPI or MPICH's `use mpi_f08` bindings (which call PMPI_ directly) cannot be interposed"
+    )
 
 
 def log(msg: str) -> None:

@@ -89,11 +89,16 @@ struct ij_fin {
     uint32_t pad;
 };
 
+/* A timestamp with bytes = IJ_TS_RETRACT withdraws message `seq`: its send was cancelled. */
+#define IJ_TS_RETRACT UINT64_MAX
+
 /* received timestamps not yet assigned to a receive, in arrival order */
 struct ij_tsq {
     struct ij_ts *e;
     uint64_t *probe_rel; /* release time a probe gave the entry (0: none) */
     size_t n, cap;
+    struct ij_ts *drop;  /* retractions whose entry has not arrived yet (ij_stream.c) */
+    size_t ndrop, capdrop;
 };
 struct ij_finq {
     struct ij_fin *e;
@@ -125,6 +130,7 @@ void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm)
 void ij_reap(int all);
 void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, uint64_t t_send,
                 uint32_t *seq);
+void ij_send_retract(struct ij_comm *c, int chan, int dst, int tag, uint32_t seq);
 /* the oldest unassigned timestamp from src with data tag `tag`; waits for it */
 void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out,
                 uint64_t *probe_rel);
@@ -166,6 +172,8 @@ struct ij_req {
     MPI_Status st;
     struct ij_req *prev, *next; /* outstanding receives in posting order */
     int listed;
+    struct ij_req *same;  /* the next (younger) record tracked under the same handle */
+    uint64_t claim;       /* the array call that last took this record (ij_req_claim) */
     struct ij_sched *sched;     /* IJ_COLLREQ */
 };
 
@@ -187,7 +195,13 @@ struct ij_req *ij_req_new(void);
 void ij_req_describe(struct ij_req *r, int kind, struct ij_comm *c, int chan, int peer, int tag,
                      int count, MPI_Datatype dt);
 void ij_req_free(struct ij_req *r);
+/* MPI may give one handle to several live requests (Open MPI returns its static completed
+ * request for every small Isend it sent inline, MPICH a builtin completed one): the records of
+ * a handle form a chain, oldest first. ij_req_find gives the oldest; in one call over an array
+ * (epoch from ij_req_epoch) ij_req_claim gives the k-th occurrence of a handle the k-th record. */
 struct ij_req *ij_req_find(MPI_Request h);
+uint64_t ij_req_epoch(void);
+struct ij_req *ij_req_claim(MPI_Request h, uint64_t epoch);
 void ij_req_track(struct ij_req *r);    /* app handle r->mreq -> r */
 void ij_req_untrack(struct ij_req *r);
 /* Complete a released app request for the application: frees it (or deactivates a

@@ -53,6 +53,7 @@ static void release(struct ij_comm *ic)
             for (int ch = 0; ch < 2; ch++) {
                 free(ic->peers[i].ts[ch].e);
                 free(ic->peers[i].ts[ch].probe_rel);
+                free(ic->peers[i].ts[ch].drop);
                 free(ic->peers[i].fin[ch].e);
             }
         free(ic->peers);

@@ -67,16 +67,61 @@ struct ij_req *ij_req_find(MPI_Request h)
     return v ? (struct ij_req *)(uintptr_t)*v : NULL;
 }
 
+uint64_t ij_req_epoch(void)
+{
+    static uint64_t epoch;
+    return ++epoch;
+}
+
+struct ij_req *ij_req_claim(MPI_Request h, uint64_t epoch)
+{
+    struct ij_req *r = ij_req_find(h);
+    while (r && r->claim == epoch)
+        r = r->same;
+    if (r)
+        r->claim = epoch;
+    return r;
+}
+
+/* A handle that is already tracked belongs to several live requests (see ij.h): the new
+ * record joins the end of its chain instead of replacing the entry, which left the older
+ * record unreachable and let a Waitall over both handles finish (and free) the younger one
+ * twice (HPCC's b_eff ring: two inline 8-byte Isends in one Waitall). */
 void ij_req_track(struct ij_req *r)
 {
-    if (r->mreq != MPI_REQUEST_NULL)
+    r->same = NULL;
+    if (r->mreq == MPI_REQUEST_NULL)
+        return;
+    struct ij_req *q = ij_req_find(r->mreq);
+    if (!q) {
         lt_map_put(&reqs, LT_HANDLE(r->mreq), (uint64_t)(uintptr_t)r);
+        return;
+    }
+    while (q->same)
+        q = q->same;
+    q->same = r;
 }
 
 void ij_req_untrack(struct ij_req *r)
 {
-    if (r->mreq != MPI_REQUEST_NULL)
-        lt_map_del(&reqs, LT_HANDLE(r->mreq));
+    if (r->mreq == MPI_REQUEST_NULL)
+        return;
+    uint64_t *v = lt_map_get(&reqs, LT_HANDLE(r->mreq));
+    if (!v)
+        return;
+    struct ij_req *q = (struct ij_req *)(uintptr_t)*v;
+    if (q == r) {
+        if (r->same)
+            *v = (uint64_t)(uintptr_t)r->same;
+        else
+            lt_map_del(&reqs, LT_HANDLE(r->mreq));
+    } else {
+        while (q->same && q->same != r)
+            q = q->same;
+        if (q->same == r)
+            q->same = r->same;
+    }
+    r->same = NULL;
 }
 
 /* ---- the list of outstanding receives ---- */
@@ -268,6 +313,14 @@ static int poll_send(struct ij_req *r)
         r->done = 1;
         r->t_done = now;
         ij.send_ns += now - r->t_post;
+        int cancelled = 0;
+        PMPI_Test_cancelled(&r->st, &cancelled);
+        if (cancelled) { /* no message, no FIN: withdraw its timestamp */
+            ij_send_retract(r->c, r->chan, r->peer, r->tag, r->seq);
+            r->t_release = now;
+            r->known = 1;
+            return 1;
+        }
         if (ij.debug > 0) {
             ij.debug--;
             fprintf(stderr, "inject[%d] send %llu B started at %.3f us completed after %.3f us\n",

@@ -118,8 +118,54 @@ void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, u
     ij_post_small(&ts, sizeof ts, dst, IJ_TAG_TS(chan), c->shadow);
 }
 
+/* Cancelled sends. The timestamp of a send goes out before the data, so when MPI cancels the
+ * send the receiver holds a timestamp for a message that never comes, and every later message
+ * of its (source, tag) stream would take its predecessor's timestamp. The sender retracts it
+ * once it sees the cancellation (ij_req.c); the receiver drops the first entry of that tag
+ * with seq >= the retracted one. If a message of the stream took the orphan before the
+ * retraction arrived, the entry it would have taken is the one dropped, which realigns the
+ * stream (that one message is released by the cancelled message's send time). */
+void ij_send_retract(struct ij_comm *c, int chan, int dst, int tag, uint32_t seq)
+{
+    struct ij_ts ts = {0, IJ_TS_RETRACT, tag, seq};
+    ij_post_small(&ts, sizeof ts, dst, IJ_TAG_TS(chan), c->shadow);
+}
+
+static int at_or_after(const struct ij_ts *e, const struct ij_ts *retract)
+{
+    return e->tag == retract->tag && (int32_t)(e->seq - retract->seq) >= 0;
+}
+
+static void tsq_remove(struct ij_tsq *q, size_t i)
+{
+    memmove(q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof *q->e);
+    memmove(q->probe_rel + i, q->probe_rel + i + 1, (q->n - i - 1) * sizeof *q->probe_rel);
+    q->n--;
+}
+
+static void tsq_retract(struct ij_tsq *q, const struct ij_ts *r)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (at_or_after(&q->e[i], r)) {
+            tsq_remove(q, i);
+            return;
+        }
+    if (q->ndrop == q->capdrop) {
+        q->capdrop = q->capdrop ? q->capdrop * 2 : 4;
+        q->drop = realloc(q->drop, q->capdrop * sizeof *q->drop);
+        if (!q->drop)
+            ij_fatal("out of memory");
+    }
+    q->drop[q->ndrop++] = *r;
+}
+
 static void tsq_push(struct ij_tsq *q, const struct ij_ts *e)
 {
+    for (size_t i = 0; i < q->ndrop; i++)
+        if (at_or_after(e, &q->drop[i])) {
+            q->drop[i] = q->drop[--q->ndrop];
+            return;
+        }
     if (q->n == q->cap) {
         q->cap = q->cap ? q->cap * 2 : 16;
         q->e = realloc(q->e, q->cap * sizeof *q->e);
@@ -136,14 +182,19 @@ static void tsq_push(struct ij_tsq *q, const struct ij_ts *e)
 static size_t tsq_find(struct ij_comm *c, int chan, int src, int tag)
 {
     struct ij_tsq *q = &ij_peer(c, src)->ts[chan];
-    for (size_t i = 0;; i++) {
-        if (i == q->n) {
-            struct ij_ts e;
-            PMPI_Recv(&e, sizeof e, MPI_BYTE, src, IJ_TAG_TS(chan), c->shadow, MPI_STATUS_IGNORE);
+    size_t i = 0;
+    for (;;) {
+        for (; i < q->n; i++)
+            if (q->e[i].tag == tag)
+                return i;
+        struct ij_ts e;
+        PMPI_Recv(&e, sizeof e, MPI_BYTE, src, IJ_TAG_TS(chan), c->shadow, MPI_STATUS_IGNORE);
+        if (e.bytes == IJ_TS_RETRACT) {
+            tsq_retract(q, &e);
+            i = 0;
+        } else {
             tsq_push(q, &e);
         }
-        if (q->e[i].tag == tag)
-            return i;
     }
 }
 
@@ -155,9 +206,7 @@ void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out
     *out = q->e[i];
     if (probe_rel)
         *probe_rel = q->probe_rel[i];
-    memmove(q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof *q->e);
-    memmove(q->probe_rel + i, q->probe_rel + i + 1, (q->n - i - 1) * sizeof *q->probe_rel);
-    q->n--;
+    tsq_remove(q, i);
 }
 
 struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel)

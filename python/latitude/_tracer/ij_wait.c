@@ -54,8 +54,9 @@ static struct ij_req **lookup(struct recs *rs, int n, const MPI_Request *hs)
     rs->r = n <= MAXREC ? rs->stack : malloc(sizeof *rs->r * (size_t)n);
     if (!rs->r)
         ij_fatal("out of memory");
+    uint64_t epoch = ij_req_epoch();
     for (int i = 0; i < n; i++)
-        rs->r[i] = ij.active ? ij_req_find(hs[i]) : NULL;
+        rs->r[i] = ij.active ? ij_req_claim(hs[i], epoch) : NULL;
     return rs->r;
 }
 
