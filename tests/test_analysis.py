@@ -212,3 +212,41 @@ def test_tolerance_read_off_a_sweep_equals_the_engine(i):
     if narrow is not None:
         assert [r["max"] for r in narrow.rows] == [r["max"] for r in engine.rows]
     assert g.sensitivity(p.L + 1, p.L + 2, params=p).tolerance(pcts) is None  # baseline outside
+
+
+@pytest.fixture(scope="module")
+def many_breakpoints(tmp_path_factory):
+    """A random 16-rank graph with hundreds of critical latencies in [0, 200 µs]."""
+    g = latitude.Graph.random(ranks=16, rounds=2000, seed=2, max_calc=200000)
+    path = tmp_path_factory.mktemp("many") / "many.goal"
+    g.write_goal(str(path))
+    s = g.sensitivity(0, 200e3)
+    assert len(s.breakpoints) > 100
+    return path, s
+
+
+def test_curve_in_one_pass_equals_exact_lookups(many_breakpoints):
+    """The curve for plots and CSV walks points and pieces together in floats; each of its
+    points must agree with the exact per-point lookup (bisection over the pieces)."""
+    _, s = many_breakpoints
+    rows = s.curve(300)
+    assert len(rows) >= 300 + len(s.breakpoints) - 5
+    assert [r["x"] for r in rows] == sorted(r["x"] for r in rows)
+    at_bp = {float(b.at): b.right.slope for b in s.breakpoints}
+    for r in rows:
+        assert r["T"] == pytest.approx(s.runtime(r["x"]), rel=1e-12)
+        assert r["slope"] == at_bp.get(r["x"], s.slope(r["x"]))
+    for b in s.breakpoints[::7]:  # at a breakpoint: the value of both pieces, the right slope
+        assert s.slope(b.at) == b.right.slope and s.runtime(b.at) == float(b.left(b.at))
+        assert s.piece_at(b.at).line == b.left
+
+
+def test_long_tables_summarised(many_breakpoints):
+    path, s = many_breakpoints
+    out = run_cli("sensitivity", path, "--range", "0:200us").stdout
+    n = len(s.breakpoints)
+    assert f"first and last 10 of {n:,} critical" in out and "--all prints every" in out
+    assert out.count("⋮") >= 2 and len(out.splitlines()) < 80
+    assert "(whole command" in out.splitlines()[-1]
+    full = run_cli("sensitivity", path, "--range", "0:200us", "--all").stdout
+    assert "⋮" not in full and sum(" → " in ln for ln in full.splitlines()) == n + 1  # and the header

@@ -19,10 +19,16 @@ T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise line
   curve is drawn linearly (an inner approximation of the convex region, at the stated grid).
 
 All positions come from Rust as exact rationals in ticks (10⁻⁹ ns); here they are Fractions of ns.
+Reports read them in linear time: a lookup bisects the pieces (O(log n)), and curves for
+tables, CSV and plots walk the sorted points and the pieces together once, in floats (exact
+Fractions only where an exact answer is asked for: `runtime`, `tolerance`, `to_dict`). A
+trace with thousands of critical latencies (HPCC: 7,560) made the old per-point scans over
+Fractions quadratic.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -101,6 +107,13 @@ class Sensitivity:
     method: str = "engine"
     baseline: float | None = None
     complete: bool = True
+    _ends: list | None = field(default=None, repr=False, compare=False)
+
+    def _piece_ends(self) -> list:
+        """The pieces' end points (exact, ascending), for bisection; built once."""
+        if self._ends is None:
+            self._ends = [p.end for p in self.pieces]
+        return self._ends
 
     def _snap(self, x) -> Fraction:
         """x, moved onto the range if it is outside by less than a tick (floats such as
@@ -111,10 +124,11 @@ class Sensitivity:
         return lo if lo - tick < x < lo else hi if hi < x < hi + tick else x
 
     def piece_at(self, x) -> Piece:
+        """The first piece containing x (at a breakpoint: the one to its left)."""
         x = self._snap(x)
-        for p in self.pieces:
-            if p.start <= x <= p.end:
-                return p
+        i = bisect_left(self._piece_ends(), x)
+        if i < len(self.pieces) and self.pieces[i].start <= x:
+            return self.pieces[i]
         raise InputError("sensitivity", f"{float(x)} is outside the analysed range [{self.lo}, {self.hi}]")
 
     def runtime(self, x) -> float:
@@ -122,11 +136,8 @@ class Sensitivity:
 
     def slope(self, x) -> int:
         """Right derivative at x (the slope of the piece to the right)."""
-        x = self._snap(x)
-        for p in self.pieces:
-            if p.start <= x < p.end:
-                return p.line.slope
-        return self.pieces[-1].line.slope
+        i = bisect_right(self._piece_ends(), self._snap(x))
+        return self.pieces[min(i, len(self.pieces) - 1)].line.slope
 
     def rho(self, x) -> float:
         """x·λ/T: the share of T spent in this parameter (ρ_L for L)."""
@@ -158,13 +169,19 @@ class Sensitivity:
         return Tolerance(self.param, float(x0), float(t0), rows, base)
 
     def curve(self, points: int = 100) -> list[dict]:
-        """T, λ, ρ on an even grid plus both sides of every breakpoint (for plots and CSV)."""
-        lo, hi = Fraction(self.lo), Fraction(self.hi)
-        xs = {lo + (hi - lo) * i / max(points - 1, 1) for i in range(points)}
-        xs |= {b.at for b in self.breakpoints}
-        rows = []
-        for x in sorted(xs):
-            rows.append({"x": float(x), "T": self.runtime(x), "slope": self.slope(x), "rho": self.rho(x)})
+        """T, λ, ρ on an even grid plus every breakpoint (for plots and CSV), in floats: one
+        pass over the sorted points and the pieces together; λ is the right slope."""
+        lo, hi = float(self.lo), float(self.hi)
+        n = max(points - 1, 1)
+        xs = sorted({lo + (hi - lo) * i / n for i in range(points)} | {float(b.at) for b in self.breakpoints})
+        pieces = [(float(p.end), p.line.slope, float(p.line.intercept)) for p in self.pieces]
+        rows, k = [], 0
+        for x in xs:
+            while k < len(pieces) - 1 and pieces[k][0] <= x:
+                k += 1
+            _, s, c = pieces[k]
+            t = s * x + c
+            rows.append({"x": x, "T": t, "slope": s, "rho": x * s / t if t else 0.0})
         return rows
 
     def to_dict(self) -> dict:

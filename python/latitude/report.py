@@ -28,6 +28,27 @@ def _jsonable(x):
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
+# Long tables show their first and last rows with a count of the rest (--all: every row).
+HEAD_ROWS = TAIL_ROWS = 10
+
+
+def add_rows(table, rows, fmt, show_all: bool = False, what: str = "rows") -> None:
+    """Add fmt(row) for each row to a rich table, or, for more than HEAD_ROWS + TAIL_ROWS + 1
+    rows without show_all, the first and last ones around a row of ⋮ and a caption counting
+    the rest. `rows` is a sequence; only the rows shown are formatted."""
+    n = len(rows)
+    if show_all or n <= HEAD_ROWS + TAIL_ROWS + 1:
+        for r in rows:
+            table.add_row(*fmt(r))
+        return
+    for r in rows[:HEAD_ROWS]:
+        table.add_row(*fmt(r))
+    table.add_row(*(["⋮"] * len(table.columns)))
+    for r in rows[n - TAIL_ROWS :]:
+        table.add_row(*fmt(r))
+    table.caption = f"first and last {HEAD_ROWS} of {n:,} {what}; --all prints every one"
+
+
 def pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:5.1f} %" if whole else "    –"
 

@@ -30,7 +30,7 @@ def run(args) -> int:
     import time
 
     from latitude.api import load
-    from latitude.commands.sensitivity import print_tables
+    from latitude.commands.sensitivity import print_tables, timing_line
     from latitude.commands.tolerance import report
     from latitude.plots import runtime_plot, sensitivity_plot
     from latitude.report import console, prediction_tables
@@ -53,7 +53,8 @@ def run(args) -> int:
     sens = graph.sensitivity(params.L, max(hi, params.L + 60_000), params=params)
     elapsed = time.perf_counter() - t
     con.print()
-    print_tables(sens, elapsed, con)
+    print_tables(sens, con)
+    con.print(timing_line(sens, elapsed, time.perf_counter() - t))
     os.makedirs(args.out, exist_ok=True)
     written = runtime_plot(
         graph.sensitivity(params.L, hi, params=params),

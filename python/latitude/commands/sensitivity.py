@@ -33,6 +33,9 @@ def register(sub) -> None:
         "--points", type=int, default=100, metavar="N", help="grid points of the CSV/plot curve (default 100)"
     )
     p.add_argument("--plot", metavar="FILE", help="λ and ρ vs Δ plot (.png/.svg; no extension: both)")
+    p.add_argument(
+        "--all", action="store_true", help="print every breakpoint and piece (default: the first and last 10 of each)"
+    )
     p.set_defaults(func=run)
 
 
@@ -53,6 +56,7 @@ def run(args) -> int:
     from latitude.report import console, print_json
     from latitude.units import parse_gap, parse_range, parse_time
 
+    start = time.perf_counter()
     conv = parse_time if args.param == "L" else parse_gap
     lo, hi = parse_range(args.range, "--range", conv)
     params = params_from_args(args)
@@ -70,50 +74,65 @@ def run(args) -> int:
     if args.json:
         out = sens.to_dict()
         out["seconds"] = elapsed
+        out["seconds_total"] = time.perf_counter() - start
         print_json(out)
         return 0
-    print_tables(sens, elapsed, console())
+    con = console()
+    print_tables(sens, con, args.all)
     for path in ([args.csv] if args.csv else []) + written:
-        console().print(f"wrote {path}")
+        con.print(f"wrote {path}")
+    con.print(timing_line(sens, elapsed, time.perf_counter() - start), soft_wrap=True)
     return 0
 
 
-def print_tables(sens, elapsed: float, con) -> None:
-    from rich.table import Table
-
-    from latitude.units import fmt_time
-
-    is_l = sens.param == "L"
-    fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
-    name = "critical latencies" if is_l else "breakpoints in G"
-    t = Table(title=f"{len(sens.breakpoints)} {name} in [{fx(sens.lo)}, {fx(sens.hi)}]")
-    for col in (sens.param, "runtime T", f"λ_{sens.param} left → right"):
-        t.add_column(col, justify="right")
-    for b in sens.breakpoints:
-        t.add_row(
-            fx(float(b.at)),
-            fmt_time(float(b.left(b.at))),
-            f"{b.left.slope:,} → {b.right.slope:,}" + ("" if b.exact else " (merged)"),
-        )
-    con.print(t)
-    p = Table(title="Linear pieces")
-    for col in ("from", "to", f"λ_{sens.param}", "T from", "T to", f"ρ_{sens.param} from", f"ρ_{sens.param} to"):
-        p.add_column(col, justify="right")
-    for row in sens.to_dict()["pieces"]:
-        p.add_row(
-            fx(row["from_ns"]),
-            fx(row["to_ns"]),
-            f"{row['slope']:,}",
-            fmt_time(row["runtime_from_ns"]),
-            fmt_time(row["runtime_to_ns"]),
-            f"{row['rho_from']:.4f}",
-            f"{row['rho_to']:.4f}",
-        )
-    con.print(p)
+def timing_line(sens, elapsed: float, total: float) -> str:
+    """How the sweep ran and how long: the analysis, and the whole command (reading the graph
+    or scheduling the trace, the analysis, tables, CSV and plots)."""
     if sens.method != "engine":
         how = f"{sens.evaluations} HiGHS solves"
     elif sens.evaluations == 0:
         how = f"one parametric pass per part of the range, {sens.passes} part(s)"
     else:
         how = f"{sens.evaluations} evaluations in {sens.passes} graph passes"
-    con.print(f"{sens.method}: {how}, {elapsed:.3g} s")
+    return f"{sens.method}: {how}, {elapsed:.3g} s (whole command {total:.3g} s)"
+
+
+def print_tables(sens, con, show_all: bool = False) -> None:
+    from rich.table import Table
+
+    from latitude.report import add_rows
+    from latitude.units import fmt_time
+
+    is_l = sens.param == "L"
+    fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
+    name = "critical latencies" if is_l else "breakpoints in G"
+    t = Table(title=f"{len(sens.breakpoints):,} {name} in [{fx(sens.lo)}, {fx(sens.hi)}]")
+    for col in (sens.param, "runtime T", f"λ_{sens.param} left → right"):
+        t.add_column(col, justify="right")
+
+    def bp_row(b):
+        merged = "" if b.exact else " (merged)"
+        return fx(float(b.at)), fmt_time(float(b.left(b.at))), f"{b.left.slope:,} → {b.right.slope:,}{merged}"
+
+    add_rows(t, sens.breakpoints, bp_row, show_all, name)
+    con.print(t)
+    p = Table(title=f"{len(sens.pieces):,} linear pieces")
+    for col in ("from", "to", f"λ_{sens.param}", "T from", "T to", f"ρ_{sens.param} from", f"ρ_{sens.param} to"):
+        p.add_column(col, justify="right")
+
+    def piece_row(q):
+        t0, t1 = float(q.line(q.start)), float(q.line(q.end))
+        rho0 = float(q.start) * q.line.slope / t0 if t0 else 0.0
+        rho1 = float(q.end) * q.line.slope / t1 if t1 else 0.0
+        return (
+            fx(float(q.start)),
+            fx(float(q.end)),
+            f"{q.line.slope:,}",
+            fmt_time(t0),
+            fmt_time(t1),
+            f"{rho0:.4f}",
+            f"{rho1:.4f}",
+        )
+
+    add_rows(p, sens.pieces, piece_row, show_all, "pieces")
+    con.print(p)
