@@ -1,7 +1,9 @@
-"""Calibration: the fit recovers LogGPS parameters from measurements generated with the
-model's formulas (exactly, and within noise for random machines), the machine file it writes
-is what --machine reads, bad measurement output is reported by line, and a real short run
-works."""
+"""Calibration: each parameter is identified by the measurement that isolates it (o from the
+calls' own times, L from the round trip minus them, per protocol, G from large messages) and
+recovered from measurements generated with the model's formulas (exactly, and within noise
+for random machines, with the uncertainty covering the error); L = 0 is refused; a noisy
+machine is flagged; samples are saved and fit again; the machine file is what --machine reads;
+bad measurement output is reported by line, and a real short run works."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import sys
 
 import pytest
 from jsonschemas import check
-from latitude import calibrate
+from latitude import calibrate, loggp_fit
+from latitude.errors import ToolError
 from latitude.errors import InputError
 from latitude.params import Params
 from tracetools import OMPI_RUN, run
@@ -20,8 +23,11 @@ from tracetools import OMPI_RUN, run
 SIZES = [0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1048576]
 
 
-def synthetic(L, o, G, O, S, noise=0.0, rng=None) -> calibrate.Measurements:
-    """latitude-calib's output for a machine that follows the model (µs)."""
+def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None) -> calibrate.Measurements:
+    """latitude-calib's output for a machine that follows the model (µs); with noise, the
+    samples behind each statistic too (11 batches, 21 calls). L_r: the rendezvous messages'
+    own latency (MPI's rendezvous set-up beyond the model's)."""
+    L_r = L if L_r is None else L_r
 
     def jitter(v):
         return v * (1 + rng.uniform(-noise, noise)) if noise else v
@@ -29,19 +35,24 @@ def synthetic(L, o, G, O, S, noise=0.0, rng=None) -> calibrate.Measurements:
     lines = []
     for s in SIZES:
         b = max(s - 1, 0)
-        half = L + 2 * o + b * (G + O) if s <= S else 3 * L + 3 * o + b * G
-        h = jitter(half) / 1e3
-        lines.append(f"pingpong,{s},{h:.6f},{h:.6f},{h:.6f},11")
+        half = L + 2 * o + b * (G + O) if s <= S else 3 * L_r + 3 * o + b * G
+        batches = [jitter(half) / 1e3 for _ in range(11)]
+        h = statistics.median(batches)
+        lines.append(f"pingpong,{s},{min(batches):.6f},{h:.6f},{statistics.fmean(batches):.6f},11")
+        lines.append(f"samples,pingpong,{s}," + ";".join(f"{v:.6f}" for v in batches))
         ov = (o + b * O) / 1e3
-        lines.append(f"o_send,{s},{jitter(ov):.6f}")
-        lines.append(f"o_recv,{s},{jitter(ov):.6f}")
+        for kind in ("o_send", "o_recv"):
+            calls = [jitter(ov) for _ in range(21)]
+            lines.append(f"{kind},{s},{statistics.median(calls):.6f}")
+            lines.append(f"samples,{kind},{s}," + ";".join(f"{v:.6f}" for v in calls))
         lines.append(f"stream,{s},{jitter(ov):.6f}")
     lines.append(f"eager,{S}")
+    lines.append("timer,25.0")
     return calibrate.Measurements.parse("\n".join(lines))
 
 
 def test_fit_recovers_exact_parameters():
-    f = calibrate.fit(synthetic(L=3000, o=1500, G=0.018, O=0.002, S=65536))
+    f = loggp_fit.fit(synthetic(L=3000, o=1500, G=0.018, O=0.002, S=65536))
     assert f.L == pytest.approx(3000, rel=1e-4) and f.o == pytest.approx(1500, rel=1e-4)
     assert f.G == pytest.approx(0.018, rel=1e-3) and f.O == pytest.approx(0.002, rel=1e-3)
     assert f.S == 65536 and f.g == 0.0 and f.r2 == pytest.approx(1.0)
@@ -59,7 +70,7 @@ def test_fit_random_machines_with_noise():
         L, o = rng.uniform(100, 5000), rng.uniform(50, 2000)
         G, O = rng.uniform(0.005, 0.5), rng.uniform(0, 0.05)
         S = rng.choice([1024, 4096, 65536])
-        f = calibrate.fit(synthetic(L, o, G, O, S, noise=0.02, rng=rng))
+        f = loggp_fit.fit(synthetic(L, o, G, O, S, noise=0.02, rng=rng))
         for s in SIZES:
             b = max(s - 1, 0)
             true = L + 2 * o + b * (G + O) if s <= S else 3 * L + 3 * o + b * G
@@ -69,29 +80,29 @@ def test_fit_random_machines_with_noise():
 
 def test_g_visible_only_when_streaming_is_slower_than_o():
     m = synthetic(L=1000, o=500, G=0.01, O=0.0, S=4096)
-    assert calibrate.fit(m).g == 0.0
+    assert loggp_fit.fit(m).g == 0.0
     m.stream[0] = 2.0  # 2 µs per back-to-back message, o_send 0.5 µs
-    f = calibrate.fit(m)
+    f = loggp_fit.fit(m)
     assert f.g == pytest.approx(2000) and any("g = 2000" in n for n in f.notes)
 
 
 def test_machine_file_round_trip(tmp_path):
-    f = calibrate.fit(synthetic(L=2500, o=700, G=0.02, O=0.001, S=8192))
+    f = loggp_fit.fit(synthetic(L=2500, o=700, G=0.02, O=0.001, S=8192))
     path = tmp_path / "m.toml"
-    path.write_text(calibrate.to_toml(f, "mpirun -np 2 latitude-calib"))
+    path.write_text(loggp_fit.to_toml(f, "mpirun -np 2 latitude-calib"))
     p = Params.from_machine(str(path))
     assert p.L == pytest.approx(f.L, rel=1e-3) and p.o == pytest.approx(f.o, rel=1e-3)
     assert p.G == pytest.approx(f.G, rel=1e-5) and p.O == pytest.approx(f.O, rel=1e-4)
     assert p.S == 8192 and p.protocol == "handshake"
     f.S = None  # no eager limit found: every message eager
-    path.write_text(calibrate.to_toml(f, "x"))
+    path.write_text(loggp_fit.to_toml(f, "x"))
     assert Params.from_machine(str(path)).S >= 2**62
 
 
 def test_repeated_runs_are_combined_by_per_size_medians():
     """Three runs, one of them disturbed (every time doubled, a different eager limit): the
     combined measurements are the per-size medians, the fit recovers the undisturbed machine,
-    and the notes show how far the single runs' fits are apart."""
+    and the uncertainty is the spread of the single runs' estimates."""
     good = dict(L=3000, o=1500, G=0.018, O=0.002)
     runs = [synthetic(**good, S=65536), synthetic(**good, S=65536), synthetic(**good, S=4096)]
     slow = runs[2]
@@ -101,15 +112,104 @@ def test_repeated_runs_are_combined_by_per_size_medians():
     m = calibrate.combine(runs)
     assert m.pingpong == runs[0].pingpong and m.o_send == runs[0].o_send and m.eager == 65536
     assert m.stream[0] == pytest.approx(statistics.median([runs[0].stream[0], runs[2].stream[0]]))
-    f = calibrate.fit(m)
+    f = loggp_fit.fit(m)
     assert f.L == pytest.approx(3000, rel=1e-4) and f.G == pytest.approx(0.018, rel=1e-3)
-    spread = [n for n in f.notes if n.startswith("3 measurement runs")]
-    assert len(spread) == 1 and "L 3000–" in spread[0], f.notes
+    assert f.runs == 3 and f.uncertainty["L"]["method"] == "runs" and f.uncertainty["L"]["n"] == 3
+    assert f.uncertainty["o"]["max"] > f.uncertainty["o"]["min"] == pytest.approx(1500, rel=1e-4)
+    assert any(n.startswith("uncertainty (over 3 runs") for n in f.notes), f.notes
     assert calibrate.combine(runs[:1]) is runs[0]
     # No eager limit in two of three runs: none in the median either.
     none = [synthetic(**good, S=65536), synthetic(**good, S=65536), synthetic(**good, S=4096)]
     none[0].eager = none[1].eager = None
     assert calibrate.combine(none).eager is None
+
+
+def test_o_and_L_identified_separately():
+    """Half round trips alone only see L + 2o (eager) and 3L + 3o (rendezvous); with the
+    calls' own times, a machine with a small L and a large o is told from one with a large L
+    and a small o, and the rendezvous messages' latency is reported beside the eager one."""
+    a = loggp_fit.fit(synthetic(L=100, o=1000, G=0.05, O=0.0, S=4096, L_r=900))
+    b = loggp_fit.fit(synthetic(L=1900, o=100, G=0.05, O=0.0, S=4096, L_r=900))
+    assert (a.L, a.o) == (pytest.approx(100, abs=1), pytest.approx(1000, rel=1e-4))
+    assert (b.L, b.o) == (pytest.approx(1900, rel=1e-4), pytest.approx(100, rel=1e-4))
+    assert a.L_rendezvous == pytest.approx(900, rel=1e-3) and a.G == pytest.approx(0.05, rel=1e-4)
+    assert any("handshake rendezvous is 2400 ns short" in n for n in a.notes), a.notes
+
+
+def test_uncertainty_covers_the_error_of_noisy_runs():
+    """Property: for random machines measured 3 times with 5 % noise, the fitted L, o and G
+    lie within 4 standard deviations (over the runs) plus 2 % of the truth."""
+    rng = random.Random(11)
+    for _ in range(20):
+        L, o = rng.uniform(200, 3000), rng.uniform(100, 1500)
+        G, S = rng.uniform(0.01, 0.3), rng.choice([4096, 65536])
+        runs = [synthetic(L, o, G, 0.0, S, noise=0.05, rng=rng) for _ in range(3)]
+        f = loggp_fit.fit(calibrate.combine(runs))
+        for name, true in (("L", L), ("o", o), ("G", G)):
+            err = abs(getattr(f, name) - true)
+            assert err <= 4 * f.uncertainty[name]["std"] + 0.02 * true + 20, (
+                name,
+                true,
+                getattr(f, name),
+                f.uncertainty,
+            )
+
+
+def test_single_run_uncertainty_is_a_bootstrap_of_its_samples():
+    rng = random.Random(5)
+    f = loggp_fit.fit(synthetic(L=800, o=300, G=0.02, O=0.0, S=8192, noise=0.05, rng=rng))
+    assert f.runs == 1 and f.uncertainty["L"]["method"] == "bootstrap" and f.uncertainty["L"]["std"] > 0
+    assert f.noise is not None and 0 < f.noise < 0.1 and not f.too_noisy
+
+
+def test_L_zero_refused_unless_allowed():
+    """A half round trip no longer than the calls' own times: L is not identified."""
+    f = loggp_fit.fit(synthetic(L=-50, o=400, G=0.02, O=0.0, S=8192))
+    with pytest.raises(ToolError, match="L is not identified"):
+        loggp_fit.require_identified(f)
+    loggp_fit.require_identified(f, allow_zero=True)
+    assert f.L == 0 and any("--allow-zero-L" in n for n in f.notes)
+
+
+def test_noisy_machine_flagged_with_what_to_do():
+    rng = random.Random(3)
+    runs = [synthetic(L=500, o=300, G=0.02, O=0.0, S=8192, noise=0.4, rng=rng) for _ in range(3)]
+    f = loggp_fit.fit(calibrate.combine(runs))
+    assert f.too_noisy and f.noise > loggp_fit.NOISE_MAX
+    note = next(n for n in f.notes if "too noisy" in n)
+    assert "idle node" in note and "--bind-to core" in note and "--repeat" in note
+    assert "too_noisy = true" in loggp_fit.to_toml(f, "x")
+
+
+def test_samples_saved_and_fit_again(tmp_path):
+    rng = random.Random(9)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.001, S=16384, noise=0.03, rng=rng) for _ in range(2)]
+    path = tmp_path / "m.samples.csv"
+    calibrate.write_samples(runs, str(path))
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    assert list(df.columns) == calibrate.SAMPLES_HEADER and set(df["run"]) == {1, 2}
+    assert (df[(df.kind == "pingpong") & (df.run == 1)].groupby("bytes").size() == 11).all()
+    again = calibrate.read_samples(str(path))
+    assert [r.eager for r in again] == [16384, 16384] and again[0].timer_ns == pytest.approx(25.0)
+    f1, f2 = loggp_fit.fit(calibrate.combine(runs)), loggp_fit.fit(calibrate.combine(again))
+    for name in ("L", "o", "G", "O"):
+        assert getattr(f2, name) == pytest.approx(getattr(f1, name), rel=1e-3, abs=1e-3)
+
+
+def test_from_samples_cli(tmp_path):
+    rng = random.Random(4)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.0, S=16384, noise=0.02, rng=rng) for _ in range(3)]
+    calibrate.write_samples(runs, str(tmp_path / "s.csv"))
+    out = tmp_path / "m.toml"
+    proc = run([sys.executable, "-m", "latitude", "calibrate", "--from-samples", tmp_path / "s.csv", "-o", out])
+    p = Params.from_machine(str(out))
+    assert p.L == pytest.approx(700, rel=0.1) and p.S == 16384 and "± " in proc.stdout
+    bad = tmp_path / "bad.csv"
+    bad.write_text("run,kind,bytes,index,value_us\n1,pingpong,eight,0,1.0\n")
+    proc = run([sys.executable, "-m", "latitude", "calibrate", "--from-samples", bad], check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"latitude: {bad}:2:"), proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -153,8 +253,10 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
     s = check("calibrate", json.loads(proc.stdout))
     assert [r["bytes"] for r in s["rows"]] == [8, 1024, 8192, 65536] and s["r2"] <= 1
     p = Params.from_machine(str(out))
-    assert p.o > 0 and p.G > 0 and p.protocol == "handshake"
+    assert p.L > 0 and p.o > 0 and p.G > 0 and p.protocol == "handshake"
     assert 0 < p.S < 1 << 20  # Open MPI's shared memory switches protocol well below 1 MiB
+    runs = calibrate.read_samples(str(tmp_path / "machine.samples.csv"))
+    assert len(runs) == 3 and all(len(r.samples[("pingpong", 8)]) == 3 for r in runs)
 
 
 @pytest.mark.parametrize(

@@ -1,48 +1,45 @@
-"""LogGPS parameters of a machine from ping-pong, overhead and streaming measurements.
+"""Machine measurements for the LogGPS calibration: running ``latitude-calib``, reading what
+it prints, combining repeated runs, and saving / reloading the raw samples.
 
-``latitude-calib`` (tracer/latitude_calib.c) measures between two ranks, Netgauge/OSU
-style: half round trips per size, the duration of an eager MPI_Send (o_send) and of an
-MPI_Recv once the message is there (o_recv), the per-message time of back-to-back sends,
-and the eager limit S (the largest message whose MPI_Send returns before the receive is
-posted). L, o, G, O are the non-negative least-squares solution, in relative errors, of
-every measurement written with the model's own formulas (docs/model.md, b(s) = s − 1):
+``latitude-calib`` (tracer/latitude_calib.c) measures between two ranks, Netgauge/OSU style:
+half round trips per size (per batch the median of round trips timed one by one), the time
+inside an eager MPI_Send (o_send) and inside an MPI_Recv of a message already there (o_recv),
+the per-message time of back-to-back sends, the eager limit S, and the cost of one clock read
+(subtracted from every timed interval). :mod:`latitude.loggp_fit` turns them into L, o, g, G,
+O, S.
 
-    eager half round trip       = L + 2o + b(s)·(G + O)
-    rendezvous half round trip  = 3L + 3o + b(s)·G   (handshake: RTS, read, data, FIN)
-    (o_send + o_recv) / 2       = o + b(s)·O         (eager sizes)
-    g   visible only if back-to-back small sends are slower than o_send (else 0)
-
-The fit quality is the residual of every measured size under these formulas (and R²): a
-machine whose messages do not follow LogGP (shared memory, with a large rendezvous setup
-cost) shows it there.
-
-Repeated measurement runs (``--repeat N``) are combined before the fit: per size, the median
-of the runs' values, and the median eager limit. On a busy or noisy node single runs give
-very different fits (the fit trades eager against rendezvous sizes differently each time);
-the fit of the medians moves much less, and the notes show the spread of the single-run fits.
+The samples behind each statistic (per-batch half round trips, every timed o_send / o_recv
+call, per run) are kept: `latitude calibrate -o machine.toml` saves them next to the machine
+file (``machine.samples.csv``: run, kind, bytes, index, value_us) and `--from-samples` fits
+them again without running anything, so a calibration can be re-analysed (other estimators,
+protocol size classes, Bayesian fits) from the data of the run.
 """
 
 from __future__ import annotations
 
-import datetime
+import csv
 import math
+import statistics
 from dataclasses import dataclass, field
 
 from latitude import launcher
 from latitude.errors import InputError, ToolError
 
 DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
+SAMPLE_KINDS = ("pingpong", "o_send", "o_recv")
 
 
 @dataclass
 class Measurements:
-    """What latitude-calib printed (µs)."""
+    """What latitude-calib printed (µs), for one run or several combined."""
 
-    pingpong: dict = field(default_factory=dict)  # size -> (min, median, mean)
+    pingpong: dict = field(default_factory=dict)  # size -> (min, median, mean) of per-batch values
     o_send: dict = field(default_factory=dict)  # size -> median
     o_recv: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)  # size -> µs per message
     eager: int | None = None  # None: no limit found (all eager)
+    timer_ns: float | None = None  # cost of one clock read, already subtracted
+    samples: dict = field(default_factory=dict)  # (kind, size) -> values (µs)
     runs: list = field(default_factory=list)  # the single runs, when combined
 
     @classmethod
@@ -54,22 +51,43 @@ class Measurements:
                 continue
             parts = line.split(",")
             try:
-                kind = parts[0]
-                want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "eager": 2}.get(kind)
-                if want and len(parts) != want:
-                    raise ValueError
-                if kind == "pingpong":
-                    m.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
-                elif kind in ("o_send", "o_recv", "stream"):
-                    getattr(m, kind)[int(parts[1])] = float(parts[2])
-                elif kind == "eager":
-                    m.eager = None if parts[1] == "inf" else int(parts[1])
-                else:
-                    continue  # the program's other output
+                m._line(parts)
             except (IndexError, ValueError):
-                raise InputError(f"{where}:{n}", f"expected 'kind,size,values...', got {line!r}") from None
+                raise InputError(f"{where}:{n}", f"expected 'kind,size,values...', got {line[:80]!r}") from None
         if not m.pingpong:
             raise ToolError(f"{where}: no ping-pong measurements in the output")
+        return m
+
+    def _line(self, parts: list[str]) -> None:
+        kind = parts[0]
+        want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "eager": 2, "timer": 2, "samples": 4}.get(kind)
+        if want and len(parts) != want:
+            raise ValueError
+        if kind == "pingpong":
+            self.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
+        elif kind in ("o_send", "o_recv", "stream"):
+            getattr(self, kind)[int(parts[1])] = float(parts[2])
+        elif kind == "eager":
+            self.eager = None if parts[1] == "inf" else int(parts[1])
+        elif kind == "timer":
+            self.timer_ns = float(parts[1])
+        elif kind == "samples":
+            if parts[1] not in SAMPLE_KINDS:
+                raise ValueError
+            self.samples[(parts[1], int(parts[2]))] = [float(v) for v in parts[3].split(";")]
+        # other lines: the program's own output
+
+    @classmethod
+    def from_samples(cls, samples: dict, stream: dict, eager: int | None, timer_ns: float | None) -> Measurements:
+        """A run rebuilt from its samples (what --from-samples fits)."""
+        m = cls(stream=dict(stream), eager=eager, timer_ns=timer_ns, samples=dict(samples))
+        for (kind, size), vals in samples.items():
+            if kind == "pingpong":
+                m.pingpong[size] = (min(vals), statistics.median(vals), statistics.fmean(vals))
+            else:
+                getattr(m, kind)[size] = statistics.median(vals)
+        if not m.pingpong:
+            raise ToolError("no ping-pong samples")
         return m
 
 
@@ -77,8 +95,6 @@ def combine(runs: list[Measurements]) -> Measurements:
     """Repeated measurement runs as one: per size and statistic the median over the runs
     that measured it; the eager limit is the median of the limits found (no limit = above
     every size)."""
-    import statistics
-
     if len(runs) == 1:
         return runs[0]
     m = Measurements(runs=list(runs))
@@ -92,222 +108,87 @@ def combine(runs: list[Measurements]) -> Measurements:
     limits = sorted(math.inf if r.eager is None else r.eager for r in runs)
     mid = limits[(len(limits) - 1) // 2]
     m.eager = None if mid == math.inf else int(mid)
+    timers = [r.timer_ns for r in runs if r.timer_ns is not None]
+    m.timer_ns = statistics.median(timers) if timers else None
     return m
 
 
-@dataclass
-class Fit:
-    """LogGPS parameters (ns, bytes) and how well they describe the measurements."""
-
-    L: float
-    o: float
-    g: float
-    G: float
-    O: float
-    S: int | None
-    rows: list[dict]  # per size: measured, model, residual
-    r2: float
-    notes: list[str]
-
-    @property
-    def max_rel_error(self) -> float:
-        return max(abs(r["rel_error"]) for r in self.rows)
-
-    def to_dict(self) -> dict:
-        """The `latitude calibrate --json` contract (docs/json.md)."""
-        return {
-            "L_ns": self.L,
-            "o_ns": self.o,
-            "g_ns": self.g,
-            "G_ns": self.G,
-            "O_ns": self.O,
-            "S": self.S,
-            "r2": self.r2,
-            "max_rel_error": self.max_rel_error,
-            "rows": self.rows,
-            "notes": self.notes,
-        }
-
-    def params(self):
-        from latitude.params import Params
-
-        return Params(
-            L=self.L,
-            o=self.o,
-            g=0.0,
-            G=self.G,
-            O=self.O,
-            S=self.S if self.S is not None else "inf",
-            protocol="handshake",
-        )
+# ---- the samples file: one row per value, long format (loads into pandas as is) ----
+SAMPLES_HEADER = ["run", "kind", "bytes", "index", "value_us"]
 
 
-def b(s: int) -> int:
-    return max(s - 1, 0)
+def write_atomic(path: str, text: str) -> None:
+    """Write a file whole or not at all (a temporary file in the same directory, renamed)."""
+    import os
+    import tempfile
+
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".latitude-", dir=d)
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
-def _nnls(rows: list[list[float]], ys: list[float]) -> list[float]:
-    """Least squares with every unknown ≥ 0 (few unknowns: try every support)."""
-    import itertools
+def write_samples(runs: list[Measurements], path: str) -> None:
+    """Every run's samples, back-to-back stream times, eager limit and clock cost."""
+    import io
 
-    import numpy as np
-
-    A, y = np.asarray(rows, float), np.asarray(ys, float)
-    n = A.shape[1]
-    best, best_x = math.inf, [0.0] * n
-    for k in range(n, 0, -1):
-        for support in itertools.combinations(range(n), k):
-            sol, *_ = np.linalg.lstsq(A[:, support], y, rcond=None)
-            if (sol < 0).any():
-                continue
-            x = np.zeros(n)
-            x[list(support)] = sol
-            res = float(((A @ x - y) ** 2).sum())
-            if res < best:
-                best, best_x = res, [float(v) for v in x]
-    return best_x
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(SAMPLES_HEADER)
+    for run, m in enumerate(runs, start=1):
+        for (kind, size), vals in sorted(m.samples.items()):
+            w.writerows([run, kind, size, i, f"{v:.4f}"] for i, v in enumerate(vals))
+        w.writerows([run, "stream", size, 0, f"{v:.4f}"] for size, v in sorted(m.stream.items()))
+        w.writerow([run, "eager", "inf" if m.eager is None else m.eager, 0, ""])
+        if m.timer_ns is not None:
+            w.writerow([run, "timer", 0, 0, f"{m.timer_ns / 1e3:.6f}"])
+    write_atomic(path, buf.getvalue())
 
 
-def _design(s: int, eager: bool) -> list[float]:
-    """Coefficients of (L, o, G, O) in a half round trip of s bytes."""
-    return [1.0, 2.0, b(s), b(s)] if eager else [3.0, 3.0, b(s), 0.0]
+def read_samples(path: str) -> list[Measurements]:
+    """The runs of a samples file written by write_samples."""
+    runs: dict[int, dict] = {}
+    try:
+        f = open(path, newline="")
+    except OSError as err:
+        raise InputError(path, f"cannot read the samples file ({err.strerror})") from None
+    with f:
+        reader = csv.reader(f)
+        if next(reader, None) != SAMPLES_HEADER:
+            raise InputError(f"{path}:1", f"expected the header {','.join(SAMPLES_HEADER)}")
+        for n, row in enumerate(reader, start=2):
+            try:
+                run, kind, size, _, value = row
+                r = runs.setdefault(int(run), {"samples": {}, "stream": {}, "eager": None, "timer": None})
+                if kind in SAMPLE_KINDS:
+                    r["samples"].setdefault((kind, int(size)), []).append(float(value))
+                elif kind == "stream":
+                    r["stream"][int(size)] = float(value)
+                elif kind == "eager":
+                    r["eager"] = None if size == "inf" else int(size)
+                elif kind == "timer":
+                    r["timer"] = float(value) * 1e3
+                else:
+                    raise ValueError
+            except ValueError:
+                raise InputError(f"{path}:{n}", "expected run,kind,bytes,index,value_us") from None
+    if not runs:
+        raise InputError(path, "no samples")
+    try:
+        return [
+            Measurements.from_samples(r["samples"], r["stream"], r["eager"], r["timer"])
+            for _, r in sorted(runs.items())
+        ]
+    except ToolError as err:
+        raise InputError(path, str(err)) from None
 
 
-def fit(m: Measurements) -> Fit:
-    """Relative least squares of every measurement under the model's formulas, L, o, G, O ≥ 0."""
-    notes = []
-    S = m.eager
-
-    def is_eager(s):
-        return S is None or s <= S
-
-    sizes = sorted(m.pingpong)
-    half = {s: m.pingpong[s][1] * 1e3 for s in sizes}  # medians, ns
-    rows, ys = [], []
-    for s in sizes:
-        if half[s] > 0:
-            rows.append([c / half[s] for c in _design(s, is_eager(s))])
-            ys.append(1.0)
-    for s in sorted(set(m.o_send) & set(m.o_recv)):
-        ov = (m.o_send[s] + m.o_recv[s]) / 2 * 1e3
-        if is_eager(s) and ov > 0:  # o + b(s)·O
-            rows.append([0.0, 1.0 / ov, 0.0, b(s) / ov])
-            ys.append(1.0)
-    if len(rows) < 4:
-        raise ToolError(f"calibration needs at least 4 measurements, got {len(rows)}")
-    L, o, G, O = _nnls(rows, ys)
-    g = _gap(m, o, notes)
-    if len(m.runs) > 1:
-        notes.append(_spread(m.runs))
-    out = []
-    for s in sizes:
-        model = sum(c * v for c, v in zip(_design(s, is_eager(s)), (L, o, G, O)))
-        out.append(
-            {
-                "bytes": s,
-                "protocol": "eager" if is_eager(s) else "rendezvous",
-                "measured_ns": half[s],
-                "model_ns": model,
-                "residual_ns": half[s] - model,
-                "rel_error": (half[s] - model) / half[s] if half[s] else 0.0,
-            }
-        )
-    mean = sum(half.values()) / len(half)
-    ss_tot = sum((half[s] - mean) ** 2 for s in sizes)
-    ss_res = sum(r["residual_ns"] ** 2 for r in out)
-    r2 = 1 - ss_res / ss_tot if ss_tot else 1.0
-    return Fit(L, o, g, G, O, S, out, r2, notes)
-
-
-def _spread(runs: list[Measurements]) -> str:
-    """How far apart the single runs' own fits are (what one run alone could have given)."""
-    fits = [fit(r) for r in runs]
-
-    def rng(name, unit, fmt):
-        return (
-            f"{name} {fmt.format(min(getattr(f, name) for f in fits))}–"
-            f"{fmt.format(max(getattr(f, name) for f in fits))} {unit}"
-        )
-
-    return f"{len(runs)} measurement runs, fitted on their per-size medians; the runs fitted alone give " + ", ".join(
-        [rng("L", "ns", "{:.0f}"), rng("o", "ns", "{:.0f}"), rng("G", "ns/B", "{:.4f}"), rng("O", "ns/B", "{:.4f}")]
-    )
-
-
-def _gap(m: Measurements, o: float, notes: list) -> float:
-    """g: the per-message time of back-to-back small sends, when it exceeds the send overhead."""
-    small = [s for s in sorted(m.stream) if s <= 64 and s in m.o_send]
-    if not small:
-        return 0.0
-    s = small[0]
-    gap, osend = m.stream[s] * 1e3, m.o_send[s] * 1e3
-    if gap > 1.2 * osend:
-        notes.append(
-            f"back-to-back {s}-byte sends take {gap:.0f} ns each, more than o_send {osend:.0f} ns: g = {gap:.0f} ns"
-        )
-        return gap
-    notes.append(
-        f"g is not visible: back-to-back {s}-byte sends take {gap:.0f} ns each, "
-        f"about o_send = {osend:.0f} ns (o ≥ g); g = 0"
-    )
-    return 0.0
-
-
-def _t(ns: float) -> str:
-    return f'"{ns:.4g}ns"'
-
-
-def to_toml(f: Fit, command: str, injector: bool = False) -> str:
-    """A machine file for ``--machine`` (Params.from_machine reads [loggps])."""
-    now = datetime.datetime.now().isoformat(timespec="seconds")
-    lines = [
-        f"# Latitude machine file written by `latitude calibrate` on {now}",
-        f"# measured with: {command}" + (" (under the latency injector, ΔL = 0)" if injector else ""),
-        "[loggps]",
-        f"L = {_t(f.L)}",
-        f"o = {_t(f.o)}",
-        f"g = {_t(f.g)}",
-        f'G = "{f.G:.6g}ns"',
-        f'O = "{f.O:.6g}ns"',
-        f"S = {f.S}" if f.S is not None else 'S = "inf"',
-        'protocol = "handshake"',
-        "",
-        "[fit]",
-        f"r2 = {f.r2:.6f}",
-        f"max_rel_error = {f.max_rel_error:.4f}",
-        f"under_injector = {'true' if injector else 'false'}",
-    ]
-    for n in f.notes:
-        lines.append(f"# {n}")
-    lines += [
-        "",
-        "[measured]",
-        "bytes = [" + ", ".join(str(r["bytes"]) for r in f.rows) + "]",
-        "half_round_trip_ns = [" + ", ".join(f"{r['measured_ns']:.1f}" for r in f.rows) + "]",
-        "model_ns = [" + ", ".join(f"{r['model_ns']:.1f}" for r in f.rows) + "]",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def table(f: Fit) -> str:
-    """The fit, human-readable."""
-    S = "∞" if f.S is None else f"{f.S} B"
-    out = [
-        f"L = {f.L:.1f} ns   o = {f.o:.1f} ns   g = {f.g:.1f} ns   G = {f.G:.5f} ns/B "
-        f"({1 / f.G if f.G else math.inf:.3g} GB/s)   O = {f.O:.5f} ns/B   S = {S}",
-        "",
-        f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}",
-    ]
-    for r in f.rows:
-        out.append(
-            f"{r['bytes']:>9} {r['protocol']:>10} {r['measured_ns'] / 1e3:>12.3f} "
-            f"{r['model_ns'] / 1e3:>10.3f} {100 * r['rel_error']:>8.1f}%"
-        )
-    out.append(f"R² = {f.r2:.4f}, largest relative residual {100 * f.max_rel_error:.1f} %")
-    out += [f"note: {n}" for n in f.notes]
-    return "\n".join(out)
-
-
+# ---- running latitude-calib ----
 def measure(
     launch,
     sizes=DEFAULT_SIZES,
@@ -319,8 +200,8 @@ def measure(
     repeat: int = 1,
 ) -> tuple[Measurements, str]:
     """Run latitude-calib with the launcher (its program arguments replaced) `repeat` times,
-    optionally under the injector at ΔL = 0. Returns the measurements (combined) and the
-    command line."""
+    optionally under the injector at ΔL = 0. Returns the measurements (combined; the single
+    runs in `.runs`) and the command line."""
     from latitude import inject
 
     prog = inject.build_with_spinner(launch, inject.CALIB_PROGRAM, rebuild)

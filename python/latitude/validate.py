@@ -187,7 +187,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
 
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     """(Params, path of the machine file): --machine, or calibrate under the injector."""
-    from latitude import calibrate
+    from latitude import calibrate, loggp_fit
     from latitude.params import Params
 
     if opts.machine:
@@ -203,9 +203,12 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
         lib,
         repeat=opts.calib_repeat,
     )
-    f = calibrate.fit(m)
+    f = loggp_fit.fit(m)
+    loggp_fit.require_identified(f)
     path = outdir / "machine.toml"
-    path.write_text(calibrate.to_toml(f, command, injector=True))
+    samples = outdir / "machine.samples.csv"
+    calibrate.write_samples(m.runs or [m], str(samples))
+    path.write_text(loggp_fit.to_toml(f, command, injector=True, samples=samples.name))
     return Params.from_machine(str(path)), path
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from latitude import calibrate, inject
+from latitude import calibrate, inject, loggp_fit
 from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
 from latitude.units import parse_size
@@ -16,19 +17,24 @@ examples:
   latitude calibrate -o machine.toml -- mpirun -np 2
   latitude calibrate -o machine.toml -- srun -n 2 -N 2        # two nodes: the network
   latitude calibrate --under-injector -- mpirun -np 2         # the machine injected runs see
+  latitude calibrate --from-samples machine.samples.csv       # fit saved measurements again
 
 The launcher command is given without a program: Latitude appends its measurement program
 (built once for this MPI, like the tracer). Ranks 0 and 1 measure; place them where the
-messages you care about travel (two nodes for the network, one node for shared memory)."""
+messages you care about travel (two nodes for the network, one node for shared memory).
+o is the time inside MPI_Send/MPI_Recv of a small message, L the half round trip minus both
+(per protocol), G the slope over large messages; each with its spread over the --repeat runs.
+With -o, every sample is saved next to the machine file (NAME.samples.csv)."""
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "calibrate",
         help="measure the LogGPS parameters (ping-pong, overheads, streaming)",
-        description="Measure half round trips, send/receive overheads, back-to-back sends and "
-        "the eager limit between ranks 0 and 1, fit L, o, g, G, O, S with the model's formulas, "
-        "print the fit and write a machine file usable as --machine.",
+        description="Measure half round trips, the time inside send and receive calls, back-to-back "
+        "sends and the eager limit between ranks 0 and 1; identify L, o, g, G, O, S with their "
+        "uncertainty, print them with the model against every measured size and write a machine "
+        "file usable as --machine.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -43,8 +49,8 @@ def register(subparsers) -> None:
         type=int,
         default=3,
         metavar="N",
-        help="measurement runs, combined per size by the median before the fit "
-        "(default 3; the notes show how far single-run fits are apart)",
+        help="measurement runs, combined per size by the median; their spread is the parameters' "
+        "uncertainty (default 3)",
     )
     p.add_argument(
         "--under-injector",
@@ -52,8 +58,19 @@ def register(subparsers) -> None:
         help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
         "becomes part of o and L, as in the runs `latitude validate` compares with)",
     )
+    p.add_argument(
+        "--samples", metavar="CSV", help="save every sample here (default with -o: NAME.samples.csv next to it)"
+    )
+    p.add_argument(
+        "--from-samples", metavar="CSV", help="fit the samples of an earlier calibration instead of measuring"
+    )
+    p.add_argument(
+        "--allow-zero-L", action="store_true", help="write L = 0 when it is not identified instead of refusing"
+    )
     p.add_argument("--json", action="store_true", help="print the fit as JSON on stdout")
-    add_launch_args(p, "the measuring programs", "the launch command without a program, e.g. mpirun -np 2")
+    add_launch_args(
+        p, "the measuring programs", "the launch command without a program, e.g. mpirun -np 2", required=False
+    )
     p.set_defaults(func=run)
 
 
@@ -68,24 +85,49 @@ def parse_sizes(text: str | None) -> tuple[int, ...]:
     return sizes
 
 
-def run(args) -> int:
+def samples_path(args) -> str | None:
+    if args.samples:
+        return args.samples
+    if args.output and not args.from_samples:
+        return os.path.splitext(args.output)[0] + ".samples.csv"
+    return None
+
+
+def measured(args) -> tuple[calibrate.Measurements, str]:
+    """The measurements: from a samples file, or measured now with the launcher."""
+    if args.from_samples:
+        runs = calibrate.read_samples(args.from_samples)
+        return calibrate.combine(runs), f"samples of {args.from_samples} ({len(runs)} runs)"
     require_positive(args, ("batches", "iters", "repeat"), "count")
     sizes = parse_sizes(args.sizes)
+    if not args.command:
+        raise InputError("command", "no launcher given (e.g. -- mpirun -np 2), or --from-samples CSV")
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild) if args.under_injector else None
     inject.log(
         f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips"
         f"{f', {args.repeat} runs' if args.repeat > 1 else ''} ({inject.environment_note()}) ..."
     )
-    m, command = calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild, repeat=args.repeat)
-    f = calibrate.fit(m)
+    return calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild, repeat=args.repeat)
+
+
+def run(args) -> int:
+    m, command = measured(args)
+    samples = samples_path(args)
+    if samples:
+        calibrate.write_samples(m.runs or [m], samples)
+    f = loggp_fit.fit(m)
+    loggp_fit.require_identified(f, args.allow_zero_L)
     if args.output:
-        with open(args.output, "w") as out:
-            out.write(calibrate.to_toml(f, command, args.under_injector))
+        calibrate.write_atomic(args.output, loggp_fit.to_toml(f, command, args.under_injector, samples))
     if args.json:
-        print(json.dumps(f.to_dict(), indent=1))
+        print(json.dumps(f.to_dict() | {"samples": samples}, indent=1))
     else:
-        print(calibrate.table(f))
+        print(loggp_fit.table(f))
+    if f.too_noisy:
+        inject.log("warning: " + next(n for n in f.notes if "too noisy" in n))
+    if samples:
+        inject.log(f"wrote {samples} (every sample; refit with --from-samples {samples})")
     if args.output:
         print(f"latitude: wrote {args.output} (use it as --machine {args.output})", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ def add_launch_args(
     metavar: str = "-- LAUNCHER ARGS",
     rebuild: bool = True,
     print_command: bool = False,
+    required: bool = True,
 ) -> None:
     """--mpicc, optionally --rebuild and --print-command, and the launch command itself;
     `builds` names what is built ("the tracer", "the injector", ...)."""
@@ -28,7 +29,7 @@ def add_launch_args(
         p.add_argument(
             "--print-command", action="store_true", help=f"print the launch command with {builds}'s options and exit"
         )
-    p.add_argument("command", nargs="+", metavar=metavar, help=command_help)
+    p.add_argument("command", nargs="+" if required else "*", metavar=metavar, help=command_help)
 
 
 def require_positive(args, names: tuple[str, ...], noun: str) -> None:
