@@ -15,8 +15,7 @@ import sys
 import pytest
 from jsonschemas import check
 from latitude import calibrate, loggp_fit
-from latitude.errors import ToolError
-from latitude.errors import InputError
+from latitude.errors import InputError, ToolError
 from latitude.params import Params
 from tracetools import OMPI_RUN, run
 

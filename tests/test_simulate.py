@@ -76,11 +76,31 @@ def test_loggopsim_compat_reproduces_the_zero_byte_wrap(tmp_path):
     assert out["semantics"] == "loggopsim"
 
 
-def test_loggopsim_compat_rejects_fractional_parameters():
-    p = run_cli("simulate", FIG4B, "--loggopsim-compat", check=False)
-    assert p.returncode == 2
-    assert p.stderr.startswith("latitude: -G: --loggopsim-compat needs integer ns")
-    assert len(p.stderr.strip().splitlines()) == 1
+def test_loggopsim_compat_rounds_fractional_parameters_with_a_note():
+    """LogGOPSim takes whole ns: a calibrated machine (sub-ns G) is rounded, not refused, and
+    the output says what changed; the result is the simulation of the rounded values."""
+    out = sim_json(FIG4B, "--loggopsim-compat", "-L", "999.6ns", "-o", "50", "-G", "0.3ns", "-O", "0")
+    exact = sim_json(FIG4B, "--loggopsim-compat", "-L", "1000", "-o", "50", "-G", "0", "-O", "0")
+    assert out["runtime_ns"] == exact["runtime_ns"] and out["params"]["L"] == 1000 and out["params"]["G"] == 0
+    assert len(out["notes"]) == 1 and "L 999.6 → 1000 ns" in out["notes"][0] and "G 0.3 → 0 ns/B" in out["notes"][0]
+    assert "no per-byte cost" in out["notes"][0]
+    assert exact["notes"] == []
+    table = run_cli("simulate", FIG4B, "--loggopsim-compat", "-G", "0.3ns").stdout
+    assert "note" in table and "rounded" in table
+
+
+def test_simulate_takes_a_trace_with_schedule_options(ompi_apps, tmp_path):
+    """Like every other command: a trace directory, scheduled with --coll etc.; the same
+    result as simulating the GOAL file `latitude schedule` writes with the same options."""
+    from tracetools import ompi, trace
+
+    traces = tmp_path / "tr"
+    trace(traces, [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"])
+    run_cli("schedule", traces, "-o", tmp_path / "g.goal", "--coll", "allreduce=ring")
+    direct = sim_json(traces, "--coll", "allreduce=ring")
+    via = sim_json(tmp_path / "g.goal")
+    assert direct["runtime_ns"] == via["runtime_ns"] and direct["events"] == via["events"] > 0
+    assert sim_json(traces)["events"] != direct["events"]  # the option reached the scheduler
 
 
 def test_wildcard_graph_runs_only_in_the_simulator(tmp_path):

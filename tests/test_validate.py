@@ -61,6 +61,35 @@ def test_launcher_part(ompi_apps):
         validate.launcher_part([OMPI_RUN, "-np", "2", "no-such-program"])
 
 
+def test_output_check_shows_the_first_difference_and_ignores_patterns():
+    ref = "step 1 energy -15.8\nseed 1795538617\nresult 42\nelapsed 1.2 s\n"
+    check = validate.OutputCheck(ref)
+    check.check(ref.replace("1.2 s", "3.4 s"), "run 1")  # timing lines never count
+    assert check.identical and check.diff == []
+    check.check(ref.replace("seed 1795538617", "seed 1795538999").replace("42", "43"), "run 1 at ΔL = 50 µs")
+    assert not check.identical
+    assert check.diff == [
+        "run 1 at ΔL = 50 µs:",
+        "-seed 1795538617",
+        "-result 42",
+        "+seed 1795538999",
+        "+result 43",
+    ]
+    check.check("other\n", "run 2")
+    assert check.diff[0] == "run 1 at ΔL = 50 µs:"  # the first difference is kept
+    seeded = validate.OutputCheck(ref, ignore=(r"^seed ",))
+    seeded.check(ref.replace("1795538617", "1"), "run 1")
+    assert seeded.identical
+    with pytest.raises(InputError):
+        validate.OutputCheck(ref, ignore=("(",))
+
+
+def test_program_name(ompi_apps):
+    app = str(ompi_apps / "cg")
+    assert validate.program_name([OMPI_RUN, "-np", "2", app, "-0", "-o", "np.out"]) == "cg"
+    assert validate.program_name(["mpirun", "-np", "2", "no-such-program", "x"]) == "x"
+
+
 @pytest.mark.parametrize(
     "opts,where",
     [
@@ -68,6 +97,7 @@ def test_launcher_part(ompi_apps):
         (["--reps", "0"], "--reps"),
         (["--trace", "/nonexistent-dir"], "/nonexistent-dir"),
         (["--machine", "/nonexistent.toml", "--trace", "."], "/nonexistent.toml"),
+        (["--ignore-output", "(unclosed"], "--ignore-output"),
     ],
 )
 def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
@@ -161,7 +191,9 @@ def test_validate_short(ompi_apps, tmp_path):
     assert errs[0] < 0.15 and errs[-1] < 0.5, checks
     used = [n for n in s["notes"] if n.endswith("used (median prediction)")]
     assert len(used) == 1 and used[0].startswith(min(checks, key=lambda c: c["predicted_ns"])["trace"]), s["notes"]
-    assert "2 measurement runs, fitted on their per-size medians" in (out / "machine.toml").read_text()
+    machine = (out / "machine.toml").read_text()
+    assert "uncertainty (over 2 runs" in machine and "L_std" in machine and (out / "machine.samples.csv").exists()
+    assert s["output_diff"] == []
 
 
 def test_traced_runtime_is_the_longest_init_end_to_finalize_start(tmp_path):

@@ -82,6 +82,7 @@ def runtime_plot(sens, tol, path: str, measured: list[dict] | None = None, title
     fig, ax = plt.subplots(figsize=(8, 4.8))
     lo_x, hi_x = min(xs), max(xs)
     prev = 0.0
+    t0 = tol.baseline_runtime
     for pct, color in ZONES:
         try:
             d = tol.delta(pct)
@@ -92,6 +93,12 @@ def runtime_plot(sens, tol, path: str, measured: list[dict] | None = None, title
             ax.axvspan(max(prev, lo_x), end, color=color, alpha=0.15, lw=0)
         label = "unbounded" if d is None else f"+{d / 1e3:.3g} µs"
         ax.axvline(end, color=color, lw=1.2, ls="--", label=f"{pct} % tolerance: ΔL ≤ {label}")
+        # The runtime limit as a horizontal line and the crossing as a dot: visible even when
+        # the tolerance is a sliver of the ΔL axis (NetPIPE: +0.009 µs of 200 µs).
+        limit = t0 * (1 + pct / 100) / f
+        ax.axhline(limit, color=color, lw=0.9, ls=":", alpha=0.9)
+        if d is not None and d / 1e3 <= hi_x:
+            ax.plot([d / 1e3], [limit], "o", color=color, ms=6, mec="black", mew=0.6, zorder=5)
         prev = max(prev, end)
     ax.plot(xs, ys, color="#1f77b4", lw=2, label="predicted runtime")
     bx = [(float(b.at) - base) / 1e3 for b in sens.breakpoints]

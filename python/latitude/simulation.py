@@ -13,6 +13,7 @@ all cores. Results are deterministic for a seed and independent of the thread co
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +22,7 @@ from latitude import _core
 from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
-from latitude.params import Params
+from latitude.params import PARAM_NAMES, Params
 
 SEMANTICS = ("design", "loggopsim")
 
@@ -65,6 +66,7 @@ class Simulation:
     raw: dict = field(repr=False)
     params: Params
     options: SimOptions
+    notes: list = field(default_factory=list)
 
     @property
     def runtime_ns(self) -> float:
@@ -108,6 +110,7 @@ class Simulation:
             "seed": int(self.options.seed),
             "noise": list(self.options.noise),
             "params": self.params_dict(),
+            "notes": list(self.notes),
         }
 
     def params_dict(self) -> dict:
@@ -189,9 +192,33 @@ def default_threads() -> int:
     return _core.threads()
 
 
+def loggopsim_params(params: Params) -> tuple[Params, list[str]]:
+    """LogGOPSim's parameters are C ints in ns: each one rounded to the nearest whole ns, with
+    a note for every value that changes (a calibrated machine has sub-ns G and O: below
+    0.5 ns per byte they become 0, so the simulation has no per-byte term)."""
+    kw, changed = {}, []
+    for name in PARAM_NAMES:
+        v = float(getattr(params, name))
+        r = float(math.floor(v + 0.5))
+        if r != v:
+            kw[name] = r
+            unit = "ns/B" if name in ("G", "O") else "ns"
+            changed.append(f"{name} {v:.4g} → {r:g} {unit}")
+    if not kw:
+        return params, []
+    gone = [n for n in ("G", "O") if n in kw and kw[n] == 0 and getattr(params, n) > 0]
+    note = "--loggopsim-compat: LogGOPSim takes whole ns, parameters rounded: " + ", ".join(changed)
+    if gone:
+        note += f" ({' and '.join(gone)} below 0.5 ns per byte: no per-byte cost in this simulation)"
+    return params.replace(**kw), [note]
+
+
 def simulate(handle, params: Params, options: SimOptions, record: bool = False) -> Simulation:
+    notes = []
+    if options.semantics == "loggopsim":
+        params, notes = loggopsim_params(params)
     raw = handle.simulate(record=record, **options.core_kwargs(params))
-    return Simulation(raw, params, options)
+    return Simulation(raw, params, options, notes)
 
 
 def simulate_samples(
@@ -204,6 +231,8 @@ def simulate_samples(
         raise InputError("--samples", f"expected at least 1 sample, got {n}")
     check_samples_fit(n)
     threads = threads or default_threads()
+    if options.semantics == "loggopsim":
+        params, _ = loggopsim_params(params)
     kw = options.core_kwargs(params)
     chunks = 1 if progress is None else (10 if any(d["target"] == "trace" for d in kw["noise"]) else 100)
     chunk = min(max(threads, -(-n // chunks)), _MAX_CHUNK)

@@ -81,6 +81,7 @@ class ValidateOptions:
     calib_repeat: int = 3  # calibration runs, combined by per-size medians
     traces: int = 1  # traced runs; the median one's graph is used
     check_output: bool = True
+    ignore_output: tuple = ()  # regexes: stdout lines matching any are not compared
     timeout: float | None = None  # s per run; None: the defaults (run_timeout); 0: no limit
     title: str | None = None
 
@@ -144,6 +145,7 @@ class Validation:
     sens: object = None
     tol: object = None
     trace_checks: list = field(default_factory=list)
+    output_diff: list = field(default_factory=list)  # the first differing run's first lines
 
     def summary(self) -> dict:
         return {
@@ -155,6 +157,7 @@ class Validation:
             "trace_dir": str(self.trace_dir),
             "machine": str(self.machine_path),
             "output_identical": self.output_identical,
+            "output_diff": self.output_diff,
             "files": self.files,
             "notes": self.notes,
             "trace_checks": self.trace_checks,
@@ -162,8 +165,43 @@ class Validation:
 
 
 # ---- steps ----
-def _result_lines(stdout: str | None) -> list[str]:
-    return [ln for ln in (stdout or "").splitlines() if not _TIMING.search(ln)]
+DIFF_LINES = 8  # differing output lines shown
+
+
+class OutputCheck:
+    """The program's result lines (stdout without timing lines and lines matching --ignore-output)
+    of the traced run, compared with each injected run; keeps the first difference."""
+
+    def __init__(self, reference: str | None, ignore: tuple = ()):
+        try:
+            self.ignore = [re.compile(p) for p in ignore]
+        except re.error as err:
+            raise InputError("--ignore-output", f"not a regular expression: {err}") from None
+        self.reference = self.lines(reference)
+        self.identical = True
+        self.diff: list[str] = []
+
+    def lines(self, stdout: str | None) -> list[str]:
+        return [
+            ln
+            for ln in (stdout or "").splitlines()
+            if not _TIMING.search(ln) and not any(p.search(ln) for p in self.ignore)
+        ]
+
+    def check(self, stdout: str | None, where: str) -> None:
+        got = self.lines(stdout)
+        if got == self.reference:
+            return
+        self.identical = False
+        if not self.diff:
+            import difflib
+
+            changed = [
+                ln
+                for ln in difflib.unified_diff(self.reference, got, "traced run", where, n=0, lineterm="")
+                if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+            ]
+            self.diff = [f"{where}:"] + changed[:DIFF_LINES] + (["…"] if len(changed) > DIFF_LINES else [])
 
 
 def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> launcher.Run:
@@ -277,24 +315,22 @@ def run_timeout(traced_s: float, points: list[Point]) -> float:
 
 
 def run_grid(
-    launch: inject.Launch, params, points: list[Point], reps: int, timeout, update, reference: list[str] | None
-) -> bool | None:
+    launch: inject.Launch, params, points: list[Point], reps: int, timeout, update, output: OutputCheck | None
+) -> None:
     """reps × grid runs under the injector, rep-major with alternating direction (slow drifts
-    of the machine then average out over the grid). Returns whether every run printed the
-    same results as the traced run (None when not checked)."""
+    of the machine then average out over the grid); each run's output checked."""
     lib = launch.build(inject.INJECT_LIB)
-    same, done = True, 0
+    done = 0
     for rep in range(reps):
         order = points if rep % 2 == 0 else list(reversed(points))
         for p in order:
             opts = inject.InjectOptions.for_machine(params, p.delta_ns)
             res = inject.run_injected(launch, opts, lib, timeout=timeout)
             p.runs_ns.append(res.runtime_ns)
-            if reference is not None and _result_lines(res.stdout) != reference:
-                same = False
+            if output is not None:
+                output.check(res.stdout, f"run {rep + 1} at ΔL = {p.delta_ns / 1e3:g} µs")
             done += 1
             update(done)
-    return same if reference is not None else None
 
 
 def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Validation:
@@ -310,7 +346,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         if opts.traces == 1
         else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
     )
-    reference = None
+    output = None
     traced_s = 0.0  # wall time of the traced run: what the runs' default time limit scales with
     if not opts.trace_dir:
         for i, d in enumerate(trace_dirs):
@@ -320,8 +356,8 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
             )
             run = trace_run(launch, d, inject.DEFAULT_TIMEOUT_S if opts.timeout is None else opts.timeout or None)
             traced_s = max(traced_s, run.wall_s)
-            if i == 0:
-                reference = _result_lines(run.stdout) if opts.check_output else None
+            if i == 0 and opts.check_output:
+                output = OutputCheck(run.stdout, opts.ignore_output)
     params, mpath = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
     checks = trace_checks(trace_dirs, params)
@@ -339,12 +375,23 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         traced_s = (tracer.traced_runtime_ns(trace_dir) or 0) / 1e9
     limit = run_timeout(traced_s, points) if opts.timeout is None else opts.timeout or None
     with progress("injected runs", total=total) as update:
-        same = run_grid(launch, params, points, opts.reps, limit, update, reference)
+        run_grid(launch, params, points, opts.reps, limit, update, output)
     notes.append(f"{total} injected runs in {time.monotonic() - t0:.0f} s")
     rmse, rel = rrmse(points)
+    same = output.identical if output else None
     v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol, checks)
-    v.files = write_outputs(v, outdir, opts.title or " ".join(Path(a).name for a in launch.argv[-3:]))
+    if output:
+        v.output_diff = output.diff
+    v.files = write_outputs(v, outdir, opts.title or program_name(launch.argv))
     return v
+
+
+def program_name(argv: list[str]) -> str:
+    """The program's file name in a launch command (after the launcher and its options)."""
+    try:
+        return Path(argv[len(launcher_part(argv))]).name
+    except InputError:
+        return Path(argv[-1]).name
 
 
 # ---- outputs ----
@@ -396,6 +443,7 @@ def table(v: Validation) -> str:
     if v.output_identical is not None:
         out.append(
             "application output identical to the traced run in every injected run: "
-            + ("yes" if v.output_identical else "NO")
+            + ("yes" if v.output_identical else "NO, first difference (--ignore-output REGEX skips lines):")
         )
+        out += ["  " + ln for ln in v.output_diff]
     return "\n".join(out)

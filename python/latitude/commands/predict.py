@@ -21,18 +21,38 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def traced_run_check(path: str, predicted_ns: float):
+    """For a trace: how the traced run went (latitude.traced_run) and a warning if the
+    prediction falls short of it for a reason the trace shows (a disturbed run)."""
+    from latitude import traced_run
+    from latitude.traces import is_trace
+
+    if not is_trace(path):
+        return None, None
+    run = traced_run.analyse(path)
+    return run, traced_run.check(run, predicted_ns)
+
+
 def run(args) -> int:
     from latitude.report import console, prediction_tables, print_json
 
     params = params_from_args(args)
     graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
+    run_info, warning = traced_run_check(args.graph, pred.runtime_ns)
     if args.json:
         out = pred.to_dict()
         if args.path:
             out["path"] = pred.path()
+        if run_info is not None:
+            out["traced_run"] = run_info.to_dict()
+        out["warnings"] = [warning] if warning else []
         print_json(out)
         return 0
+    if warning:
+        import sys
+
+        print(f"latitude: warning: {warning}", file=sys.stderr)
     con = console()
     for table in prediction_tables(pred, graph.info):
         con.print(table)

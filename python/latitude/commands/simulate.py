@@ -4,6 +4,7 @@ Monte Carlo variability, Chrome-trace timelines. Semantics: docs/simulator.md.""
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
+from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
 
 
 def register(sub) -> None:
@@ -15,13 +16,14 @@ def register(sub) -> None:
         "the cost rules of docs/model.md (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
         "--loggopsim-compat reproduces LogGOPSim's per-rank end times.",
     )
-    p.add_argument("graph", help="GOAL file")
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    add_schedule_args(p)
     add_model_args(p)
     sem = p.add_argument_group("semantics")
     sem.add_argument(
         "--loggopsim-compat",
         action="store_true",
-        help="LogGOPSim v1's rules and quirks, integer ns (parameters must be integers)",
+        help="LogGOPSim v1's rules and quirks, integer ns (parameters rounded to whole ns, with a note)",
     )
     sem.add_argument(
         "--no-cpu-serialization",
@@ -97,7 +99,7 @@ def run(args) -> int:
 
         window = parse_window(args.timeline_window)
         check_output(args.timeline)
-    graph = load(args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
     if args.timeline:
         from latitude.timeline import check_size
 
@@ -188,6 +190,8 @@ def _print_tables(graph, sim, baseline, samples, timeline, args) -> None:
     )
     head.add_row("semantics", sem)
     head.add_row("parameters", sim.describe_params())
+    for note in sim.notes:
+        head.add_row("note", note)
     for d in sim.options.noise_dicts():
         head.add_row("noise", describe(d) + f"  (seed {sim.options.seed})")
     head.add_row("runtime", f"{fmt_time(sim.runtime_ns)}  ({_exact(sim.runtime_ns, sim)} ns)")

@@ -71,12 +71,19 @@ def register(subparsers) -> None:
         help="do not compare the program's output between the traced and injected runs",
     )
     p.add_argument(
+        "--ignore-output",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="stdout lines matching this are not compared (repeatable; timing lines never are)",
+    )
+    p.add_argument(
         "--timeout",
         metavar="TIME",
         help="limit per run, e.g. 300s or 10min (default: 1h for a traced run; for an injected run "
         "60 s + 10 × (the traced run's wall time + the largest predicted slowdown)); 0: no limit",
     )
-    p.add_argument("--title", help="plot title (default: the program)")
+    p.add_argument("--title", help="plot title (default: the program's name)")
     p.add_argument("--max-rrmse", type=float, metavar="PCT", help="exit with status 1 if the RRMSE exceeds PCT percent")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     add_launch_args(
@@ -101,11 +108,13 @@ def run(args) -> int:
         trace_dir=Path(args.trace) if args.trace else None,
         calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
         check_output=not args.no_check_output,
+        ignore_output=tuple(args.ignore_output),
         timeout=None if args.timeout is None else (parse_seconds(args.timeout) or 0.0),
         title=args.title,
         calib_repeat=args.calib_repeat,
         traces=args.traces,
     )
+    validate.OutputCheck(None, opts.ignore_output)  # a bad pattern is an error before any run
     launch = inject.Launch.resolve(args.command, args.mpicc)
     v = validate.validate(launch, opts)
     if args.json:

@@ -1,0 +1,125 @@
+"""How the traced run itself went, read from its trace: was it disturbed?
+
+A graph keeps a trace's computation (the gaps between MPI calls) and prices its MPI calls
+with the model, so time a rank lost *inside* an MPI call — preempted by other load, say —
+vanishes from the prediction: Quantum ESPRESSO's prediction was 45 % below a traced run that
+spent 19 s preempted inside MPI_Alltoall. Waiting for a message is explained by the graph's
+dependencies (a partner that arrives later); but while *every* rank is inside MPI at once,
+nobody computes and only messages can be in progress, so that time is bounded by the
+messages' own costs. This module measures it on the trace's clock (all ranks on one node
+share it; traces from several nodes are not compared):
+
+    all_in_mpi = |{t in [Init end, Finalize start] : every rank is inside an MPI call at t}|
+
+`check` turns it into a warning when a prediction falls short of the traced run by more than
+10 % and time with every rank inside MPI accounts for at least half of the shortfall.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from latitude import tracer
+
+SHORTFALL = 0.10  # prediction below the traced run by more than this: look for a cause
+SKIP = (b"MPI_Init", b"MPI_Init_thread", b"MPI_Finalize")
+
+
+@dataclass
+class TracedRun:
+    runtime_ns: float  # longest rank's MPI_Init end → MPI_Finalize start
+    all_in_mpi_ns: float  # every rank inside an MPI call at once
+    longest_ns: float  # the longest such stretch
+    longest_call: str  # the call rank 0 was in during it
+    longest_at_ns: float  # its start, after rank 0's MPI_Init end
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _host(path: Path) -> str | None:
+    with open(path, "rb") as f:
+        for n, line in enumerate(f):
+            if line.startswith(b"#@ world"):
+                for word in line.split():
+                    if word.startswith(b"host="):
+                        return word[5:].decode(errors="replace")
+            if n > 64 or line.startswith(b"MPI_"):
+                return None
+    return None
+
+
+def _calls(path: Path):
+    """(start µs, end µs, name) of each MPI call between Init and Finalize, in trace order."""
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.startswith(b"MPI_"):
+                continue
+            fields = line.rstrip(b"\n").split(b":")
+            if fields[0] in SKIP or len(fields) < 3:
+                continue
+            try:
+                yield float(fields[1]), float(fields[-1]), fields[0]
+            except ValueError:
+                continue
+
+
+def _events(rank: int, path: Path):
+    for start, end, name in _calls(path):
+        if end > start:
+            yield start, 1, rank, name
+            yield end, 0, rank, name  # at a tie an end comes before a start
+
+
+def analyse(trace: str | os.PathLike) -> TracedRun | None:
+    """The traced run's runtime and time with every rank inside MPI; None for traces from
+    several nodes (clocks not comparable) or without MPI_Init/MPI_Finalize."""
+    d = Path(trace)
+    d = d if d.is_dir() else d.parent
+    files = tracer.trace_files(d)
+    runtime = tracer.traced_runtime_ns(d)
+    if not files or runtime is None or len({_host(f) for f in files}) != 1:
+        return None
+    n, inside, since = len(files), 0, None
+    total = longest = at = 0.0
+    call = ""
+    current: dict[int, bytes] = {}
+    first = None
+    for t, kind, rank, name in heapq.merge(*(_events(r, f) for r, f in enumerate(files))):
+        first = t if first is None else first
+        if kind == 1:
+            current[rank] = name
+            inside += 1
+            if inside == n:
+                since, started_in = t, current.get(0, b"")
+        else:
+            if inside == n and since is not None:
+                stretch = t - since
+                total += stretch
+                if stretch > longest:
+                    longest, at, call = stretch, since - first, started_in.decode(errors="replace")
+            inside -= 1
+    return TracedRun(runtime, total * 1e3, longest * 1e3, call, at * 1e3)
+
+
+def check(run: TracedRun | None, predicted_ns: float) -> str | None:
+    """A warning when the prediction falls short of the traced run and time with every rank
+    inside MPI explains most of the shortfall (see the module comment)."""
+    if run is None or predicted_ns >= (1 - SHORTFALL) * run.runtime_ns:
+        return None
+    short = run.runtime_ns - predicted_ns
+    if run.all_in_mpi_ns < 0.5 * short:
+        return None
+    from latitude.units import fmt_time
+
+    return (
+        f"the traced run took {fmt_time(run.runtime_ns)}, the prediction is {fmt_time(predicted_ns)} "
+        f"({100 * (predicted_ns / run.runtime_ns - 1):+.0f} %); for {fmt_time(run.all_in_mpi_ns)} of the traced run "
+        f"every rank was inside MPI at once (longest {fmt_time(run.longest_ns)} in {run.longest_call} "
+        f"{fmt_time(run.longest_at_ns)} after MPI_Init), more than messages explain: the traced run was "
+        "probably disturbed (a rank preempted by other load). Its computation is still right, its MPI time "
+        "is not: trace again on a quiet node"
+    )

@@ -1,0 +1,85 @@
+"""A disturbed traced run is recognised: the time every rank spends inside MPI at once
+(latitude.traced_run), exactly on synthetic traces, and on a real run whose rank is stopped
+(SIGSTOP) inside MPI; `latitude predict` warns when that time explains why the prediction
+falls short of the traced run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from latitude import traced_run
+from tracetools import env, ompi
+
+HEADER = "#@ latitude-trace 1\n#@ world rank={r} size=2 host={host} pid=1\n"
+
+
+def write_trace(d, r, calls, host="h"):
+    """calls: (name, start µs, end µs) between MPI_Init (ends at 0) and MPI_Finalize at 1000."""
+    lines = [HEADER.format(r=r, host=host), "MPI_Init:-:1:2:0.000\n"]
+    lines += [f"{name}:{a:.3f}:x:{b:.3f}\n" for name, a, b in calls]
+    lines.append("MPI_Finalize:1000.000:1000.500\n#@ end finalize\n")
+    (d / f"pmpi-trace-rank-{r}.txt").write_text("".join(lines))
+
+
+def test_all_in_mpi_exact(tmp_path):
+    # rank 0 inside MPI on [10, 50] and [100, 300]; rank 1 on [40, 120] and [200, 250]:
+    # together on [40, 50], [100, 120], [200, 250] -> 10 + 20 + 50 µs, longest 50 µs at 200
+    write_trace(tmp_path, 0, [("MPI_Recv", 10, 50), ("MPI_Waitall", 100, 300)])
+    write_trace(tmp_path, 1, [("MPI_Send", 40, 120), ("MPI_Barrier", 200, 250)])
+    run = traced_run.analyse(tmp_path)
+    assert run.runtime_ns == pytest.approx(1000e3)
+    assert run.all_in_mpi_ns == pytest.approx(80e3) and run.longest_ns == pytest.approx(50e3)
+    assert run.longest_call == "MPI_Waitall" and run.longest_at_ns == pytest.approx(190e3)
+    assert traced_run.check(run, 950e3) is None  # within 10 %
+    assert traced_run.check(run, 700e3) is None  # 80 µs cannot explain a 300 µs shortfall
+    assert "every rank was inside MPI at once" in traced_run.check(run, 880e3)
+
+
+def test_several_nodes_not_compared(tmp_path):
+    write_trace(tmp_path, 0, [("MPI_Recv", 10, 50)], host="a")
+    write_trace(tmp_path, 1, [("MPI_Send", 10, 50)], host="b")
+    assert traced_run.analyse(tmp_path) is None
+
+
+def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
+    """pingpong spends nearly all its time inside MPI; rank 1 is stopped for 0.8 s mid-run
+    (as a preempting process would), so both ranks sit inside MPI for that long."""
+    out = tmp_path / "tr"
+    cmd = [sys.executable, "-m", "latitude", "trace", "-o", str(out), "--"]
+    cmd += [*ompi(2), str(ompi_apps / "pingpong"), "--sizes", "65536", "--iters", "40000"]
+    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        rank1 = out / "pmpi-trace-rank-1.txt"
+        pid = None
+        deadline = time.monotonic() + 300  # the first trace builds the tracer
+        while pid is None and time.monotonic() < deadline and proc.poll() is None:
+            if rank1.exists():
+                head = rank1.read_bytes()[:2048].decode(errors="replace")
+                pid = next((int(w[4:]) for w in head.split() if w.startswith("pid=")), None)
+            time.sleep(0.02)
+        assert pid, "rank 1 did not start"
+        time.sleep(0.15)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(0.8)
+        os.kill(pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    pred = subprocess.run(
+        [sys.executable, "-m", "latitude", "predict", str(out), "--json"], env=env(), capture_output=True, text=True
+    )
+    s = json.loads(pred.stdout)
+    assert s["traced_run"]["longest_ns"] >= 0.7e9, s["traced_run"]
+    assert len(s["warnings"]) == 1 and "disturbed" in s["warnings"][0]
+    text = subprocess.run(
+        [sys.executable, "-m", "latitude", "predict", str(out)], env=env(), capture_output=True, text=True
+    )
+    assert text.stderr.startswith("latitude: warning: the traced run took")
