@@ -166,8 +166,9 @@ def test_L_zero_refused_unless_allowed():
     f = loggp_fit.fit(synthetic(L=-50, o=400, G=0.02, O=0.0, S=8192))
     with pytest.raises(ToolError, match="L is not identified"):
         loggp_fit.require_identified(f)
-    loggp_fit.require_identified(f, allow_zero=True)
-    assert f.L == 0 and any("--allow-zero-L" in n for n in f.notes)
+    assert loggp_fit.require_identified(f, allow_zero=True)
+    assert f.L == 0 and any(n.endswith(": L = 0") for n in f.notes)
+    assert not loggp_fit.require_identified(loggp_fit.fit(synthetic(L=50, o=400, G=0.02, O=0.0, S=8192)))
 
 
 def test_noisy_machine_flagged_with_what_to_do():

@@ -12,7 +12,9 @@ a noisy or protocol-switching machine trades one against the other: one node gav
 R² 0.93 and o = 57 / 253 / 335 ns in three runs). So each parameter comes from its own
 measurement:
 
-* o: the time inside the calls for the smallest eager message, (o_send + o_recv) / 2;
+* o: the time inside the calls for the smallest eager message, (o_send + o_recv) / 2, with
+  o_send the time inside MPI_Isend (the work before the message leaves) and o_recv inside
+  MPI_Recv of a message MPI has already taken in;
   O: the slope of that time over the eager sizes (≥ 0), but no more than the eager half round
   trips' own slope leaves beside G (they grow by G + O per byte; Open MPI's shared memory
   switches its copy path near 1 KiB, which steepens the calls' times but not the round trip).
@@ -295,18 +297,18 @@ def _noise(runs: list[Measurements]) -> float | None:
     return statistics.median(spreads) if spreads else None
 
 
-def require_identified(f: Fit, allow_zero: bool = False) -> None:
+def require_identified(f: Fit, allow_zero: bool = False) -> bool:
     """Refuse an L that is not positive (it would make ρ_L = 0 for every program), unless
-    allowed; then say so in the notes."""
+    allowed: then L = 0 with a note saying so. Returns whether L was set to 0."""
     if f.L > 0:
-        return
+        return False
     if allow_zero:
-        f.notes.append(f"L = {f.L:.0f} ns measured, written as 0 (--allow-zero-L)")
+        f.notes.append(f"L = {f.L:.0f} ns measured (the half round trip is not longer than the calls' own time): L = 0")
         f.L = 0.0
-        return
+        return True
     s0 = min(r["bytes"] for r in f.rows if r["protocol"] == "eager")
     raise ToolError(
-        f"L is not identified: the half round trip of {s0} B is not longer than the time inside its MPI_Send "
+        f"L is not identified: the half round trip of {s0} B is not longer than the time inside its MPI_Isend "
         f"and MPI_Recv (L = {f.L:.0f} ns). Calibrate on an idle node with the ranks bound to cores "
         "(e.g. mpirun --bind-to core), with more --repeat/--batches, or between two nodes; "
         "--allow-zero-L writes L = 0 anyway"

@@ -6,7 +6,7 @@
  *   pingpong,<bytes>,<min_us>,<median_us>,<mean_us>,<batches>
  *                                     half round trip: per batch the median of its round trips
  *                                     (each timed on its own), then over the batches
- *   o_send,<bytes>,<median_us>        time inside MPI_Send (eager), receiver pre-posted
+ *   o_send,<bytes>,<median_us>        time inside MPI_Isend (eager)
  *   o_recv,<bytes>,<median_us>        time inside MPI_Recv once the message is there (Probe)
  *   stream,<bytes>,<us_per_message>   back-to-back sends (the gap g + (s-1)·G when > o)
  *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
@@ -207,17 +207,25 @@ static void selfcheck(long s, int blocks, int iters, const double *deltas, int n
     free(half);
 }
 
-/* o_send: the time inside MPI_Send of an eager message; o_recv: inside MPI_Recv after
- * MPI_Probe saw the message (each call timed on its own) */
+/* The calls' own time per eager message, each call timed on its own:
+ * o_send: inside MPI_Isend (the sender's work before the message is on its way; what follows
+ *   in MPI_Wait overlaps the transfer, and under the latency injector it is most of a
+ *   blocking MPI_Send);
+ * o_recv: inside MPI_Recv after MPI_Probe saw the message (MPI has taken it in; the receive
+ *   copies and completes it). A pre-posted receive's MPI_Wait after the arrival was tried
+ *   instead: in Open MPI it includes polling the shared-memory queue, which the ping-pong's
+ *   waiting receiver does while the message travels, and it made L come out negative. */
 static void overhead(long s, int n)
 {
     double *os = malloc(sizeof *os * (size_t)n), *orv = malloc(sizeof *orv * (size_t)n);
     for (int i = 0; i < n + 5; i++) {
         if (rank == 0) {
+            MPI_Request r;
             double t = now_us();
-            MPI_Send(buf, (int)s, MPI_BYTE, 1, 2, comm);
+            MPI_Isend(buf, (int)s, MPI_BYTE, 1, 2, comm, &r);
             if (i >= 5)
                 os[i - 5] = now_us() - t - timer_us;
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
             MPI_Recv(NULL, 0, MPI_BYTE, 1, 3, comm, MPI_STATUS_IGNORE);
         } else {
             MPI_Probe(0, 2, comm, MPI_STATUS_IGNORE);
