@@ -25,9 +25,9 @@ def traced_run_check(path: str, predicted_ns: float):
     """For a trace: how the traced run went (latitude.traced_run) and a warning if the
     prediction falls short of it for a reason the trace shows (a disturbed run)."""
     from latitude import traced_run
-    from latitude.traces import is_trace
+    from latitude.api import sniff
 
-    if not is_trace(path):
+    if sniff(path).name != "trace":
         return None, None
     run = traced_run.analyse(path)
     return run, traced_run.check(run, predicted_ns)
