@@ -55,11 +55,11 @@ def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
     cmd += [*ompi(2), str(ompi_apps / "pingpong"), "--sizes", "65536", "--iters", "40000"]
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        rank1 = out / "pmpi-trace-rank-1.txt"
         pid = None
         deadline = time.monotonic() + 300  # the first trace builds the tracer
         while pid is None and time.monotonic() < deadline and proc.poll() is None:
-            if rank1.exists():
+            # the run traces into a staging directory inside `out`, installed when it ends
+            for rank1 in out.glob(".latitude-trace-*/pmpi-trace-rank-1.txt"):
                 head = rank1.read_bytes()[:2048].decode(errors="replace")
                 pid = next((int(w[4:]) for w in head.split() if w.startswith("pid=")), None)
             time.sleep(0.02)

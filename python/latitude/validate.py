@@ -28,6 +28,7 @@ algorithms of ``latitude schedule``, which the injector re-implements.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
 import os
@@ -194,8 +195,6 @@ class OutputCheck:
             return
         self.identical = False
         if not self.diff:
-            import difflib
-
             changed = [
                 ln
                 for ln in difflib.unified_diff(self.reference, got, "traced run", where, n=0, lineterm="")
