@@ -57,7 +57,7 @@ def test_fit_recovers_exact_parameters():
     assert f.S == 65536 and f.g == 0.0 and f.r2 == pytest.approx(1.0)
     assert f.max_rel_error < 1e-4
     assert {r["protocol"] for r in f.rows} == {"eager", "rendezvous"}
-    assert "R² =" in calibrate.table(f)
+    assert "R² =" in loggp_fit.table(f)
     check("calibrate", f.to_dict())
 
 
