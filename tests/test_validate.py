@@ -169,6 +169,10 @@ def test_validate_short(ompi_apps, tmp_path):
     if proc.returncode == 1:
         out = tmp_path / "v2"
         proc = study(out)
+    if proc.returncode == 1:
+        checks = json.loads(proc.stdout)["trace_checks"]
+        if all(c["disturbed"] for c in checks):  # the machine is too busy to judge the model
+            pytest.skip("every traced run was disturbed by other load: " + "; ".join(c["disturbed"] for c in checks))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     s = check("validate", json.loads(proc.stdout))
     assert len(s["points"]) == 3 and all(p["runs"] == 2 for p in s["points"])

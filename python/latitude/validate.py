@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import inject, launcher, tracer
+from latitude import inject, launcher, traced_run, tracer
 from latitude.errors import InputError, ToolError
 from latitude.units import parse_range, parse_time
 
@@ -289,7 +289,10 @@ def trace_checks(dirs: list[Path], params) -> list[dict]:
     out = []
     for d in dirs:
         pred = float(load(str(d), progress=False).predict(params=params).runtime_ns)
-        out.append({"trace": d.name, "predicted_ns": pred, "traced_ns": tracer.traced_runtime_ns(d)})
+        disturbed = traced_run.check(traced_run.analyse(d), pred)
+        out.append(
+            {"trace": d.name, "predicted_ns": pred, "traced_ns": tracer.traced_runtime_ns(d), "disturbed": disturbed}
+        )
     return out
 
 
@@ -300,6 +303,11 @@ def check_note(c: dict) -> str:
     return (
         f"{c['trace']}: predicted {c['predicted_ns'] / 1e6:.1f} ms at ΔL = 0, the traced run took "
         f"{c['traced_ns'] / 1e6:.1f} ms ({100 * err:+.1f} %)"
+        + (
+            " — disturbed: every rank waited inside MPI longer than messages explain (other load)"
+            if c.get("disturbed")
+            else ""
+        )
     )
 
 
