@@ -33,6 +33,16 @@ def run_cli(*args, check=True, input=None, cwd=None, timeout=600):
     return proc
 
 
+def one_line(proc, *wants, code=2):
+    """`proc` failed the way bad input must: one line `latitude: ...` on stderr, exit `code`,
+    nothing of a traceback; each of `wants` is in the line."""
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("latitude"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for w in wants:
+        assert str(w) in proc.stderr, proc.stderr
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, cli_env
+from conftest import EXAMPLES, cli_env, one_line
 
 LIMIT = 4 << 30  # address space: enough for the interpreter, numpy and HiGHS
 
@@ -23,13 +23,6 @@ def limited(*args, timeout=120):
 
     cmd = [sys.executable, "-m", "latitude", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, env=cli_env(), timeout=timeout, preexec_fn=cap)
-
-
-def one_line(proc, *wants):
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("latitude: "), proc.stderr
-    for w in wants:
-        assert w in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("command", ["predict", "schedule", "generate", "simulate"])

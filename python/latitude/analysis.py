@@ -50,6 +50,11 @@ def param_index(name: str) -> int:
     return PARAM_INDEX[name]
 
 
+# Slowdown limits are exact fractions multiplied into i128 runtimes by the core: bounded so
+# that the product cannot overflow (a 10^9 % slowdown is already "unbounded" in practice).
+MAX_PCT = 10**9
+
+
 def ratio(pct) -> tuple[int, int]:
     """1 + pct/100 as an exact (num, den); pct may be '1.5', 2, 0.5."""
     try:
@@ -58,7 +63,11 @@ def ratio(pct) -> tuple[int, int]:
         raise InputError("--pct", f"expected a percentage such as 1, 2.5, got {pct!r}") from None
     if f < 0:
         raise InputError("--pct", f"a tolerance percentage must be >= 0, got {pct}")
+    if f > MAX_PCT:
+        raise InputError("--pct", f"expected a percentage of at most {MAX_PCT:.0e}, got {pct}")
     r = 1 + f / 100
+    if r.denominator > 100 * 10**9:
+        raise InputError("--pct", f"expected at most 9 decimal places, got {pct}")
     return r.numerator, r.denominator
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from latitude import launcher
 from latitude.errors import InputError, ToolError
+from latitude.outputs import write_text
 
 DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
 SAMPLE_KINDS = ("pingpong", "o_send", "o_recv")
@@ -117,22 +118,6 @@ def combine(runs: list[Measurements]) -> Measurements:
 SAMPLES_HEADER = ["run", "kind", "bytes", "index", "value_us"]
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write a file whole or not at all (a temporary file in the same directory, renamed)."""
-    import os
-    import tempfile
-
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".latitude-", dir=d)
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def write_samples(runs: list[Measurements], path: str) -> None:
     """Every run's samples, back-to-back stream times, eager limit and clock cost."""
     import io
@@ -147,7 +132,7 @@ def write_samples(runs: list[Measurements], path: str) -> None:
         w.writerow([run, "eager", "inf" if m.eager is None else m.eager, 0, ""])
         if m.timer_ns is not None:
             w.writerow([run, "timer", 0, 0, f"{m.timer_ns / 1e3:.6f}"])
-    write_atomic(path, buf.getvalue())
+    write_text(path, buf.getvalue(), "samples CSV")
 
 
 def read_samples(path: str) -> list[Measurements]:

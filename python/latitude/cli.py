@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from latitude import _core
 from latitude.commands import COMMANDS
-from latitude.errors import InputError, LatitudeError
+from latitude.errors import InputError, LatitudeError, printable
 from latitude.launcher import Terminated, exit_on_signals
 
 
@@ -41,6 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the try: a full disk or a closed pipe is reported here
+        return code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except OSError as err:  # writing stdout (`> /dev/full`) or a file no check caught first
+        where = f"{err.filename}: " if err.filename is not None else "<stdout>: cannot write: "
+        print(f"latitude: {printable(where)}{err.strerror or err}", file=sys.stderr)
+        _drop_stdout()
+        return 2
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -56,11 +71,27 @@ def main(argv: list[str] | None = None) -> int:
     except LatitudeError as err:
         print(f"latitude: {err}", file=sys.stderr)
         return 1
+    except OverflowError as err:  # a value no check bounded; still the user's number
+        print(f"latitude: a value is out of range: {printable(str(err))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("latitude: interrupted", file=sys.stderr)
         return 130
     except Terminated as sig:
         print(f"latitude: terminated by {sig}", file=sys.stderr)
         return 128 + sig.signum
-    except BrokenPipeError:
-        return 0
+
+
+def _quiet_broken_pipe() -> int:
+    """`latitude ... | head -1`: the reader has what it wanted; exit quietly, as `cat` would
+    (0: nothing went wrong on our side)."""
+    _drop_stdout()
+    return 0
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's final flush of what is still buffered
+    does not fail a second time (and print "Exception ignored ..." at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

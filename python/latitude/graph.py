@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from latitude import _core, analysis, lp, lp_analysis, simulation
 from latitude.errors import InputError
 from latitude.jobs import job_source
+from latitude.outputs import atomic
 from latitude.params import PARAM_NAMES, Params
 from latitude.progress import progress as progress_bar
 from latitude.traces import ScheduleOptions, trace_bytes
@@ -199,7 +200,9 @@ class Graph:
         return f"<latitude.Graph {i['ranks']} ranks, {i['vertices']} ops, {i['messages']} messages{src}>"
 
     def write_goal(self, path: str) -> None:
-        self._h.write_goal(os.fspath(path))
+        """GOAL text at `path`, installed atomically (a killed run leaves the old file)."""
+        with atomic(path, "GOAL file") as tmp:
+            self._h.write_goal(tmp)
 
     def arrays(self) -> dict:
         return self._h.arrays()

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from latitude.errors import InputError, ToolError
+from latitude.outputs import atomic
 from latitude.silence import new_highs, stdout_silenced
 
 _STATUS_OK = "Optimal"
@@ -122,7 +123,8 @@ class LinearProgram:
         import highspy
 
         h = self.highs(names=True)
-        with stdout_silenced():
-            status = h.writeModel(os.fspath(path))
-        if status == highspy.HighsStatus.kError or not os.path.exists(path):
-            raise ToolError(f"HiGHS could not write {path}")
+        with atomic(path, "LP") as tmp:
+            with stdout_silenced():
+                status = h.writeModel(tmp)
+            if status == highspy.HighsStatus.kError or not os.path.getsize(tmp):
+                raise ToolError(f"HiGHS could not write {path}")

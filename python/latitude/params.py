@@ -8,9 +8,9 @@ everywhere: ``Params(L="3us", G="50GB/s", S="64KiB")``.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 
+from latitude import tomlfile
 from latitude.errors import InputError
 from latitude.units import fmt_size, fmt_time, parse_gap, parse_size, parse_time
 
@@ -19,6 +19,10 @@ PROTOCOLS = ("handshake", "loggopsim")
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
+
+# Machine files may describe themselves (calibrate writes these); they are not parameters.
+MACHINE_INFO = ("name", "description", "fit", "measured")
+MACHINE_TABLES = ("loggps", "fit", "measured")
 
 _PARSERS = {"L": parse_time, "o": parse_time, "g": parse_time, "G": parse_gap, "O": parse_gap}
 
@@ -80,27 +84,33 @@ class Params:
 
     @classmethod
     def from_machine(cls, path: str) -> Params:
-        """Read a machine file (TOML): L, o, g, G, O, S with units, protocol."""
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
-            raise InputError(path, "no such machine file") from None
-        except tomllib.TOMLDecodeError as err:
-            raise InputError(path, f"not valid TOML: {err}") from None
-        section = data.get("loggps", data)
-        known = set(PARAM_NAMES) | {"S", "protocol", "nic_serialization"}
+        """Read a machine file (TOML): L, o, g, G, O, S with units, protocol (in ``[loggps]`` or
+        at the top level). Anything it does not understand is refused with one line."""
+        data, text = tomlfile.read(path)
+        table = "loggps" if isinstance(data.get("loggps"), dict) else None
+        tomlfile.check_tables(data, path, text, MACHINE_TABLES)
+        section = data[table] if table else data
+        if table:
+            tomlfile.check_tables(section, path, text, ())
+            for key, value in data.items():
+                if not isinstance(value, dict) and key not in MACHINE_INFO:
+                    at = tomlfile.where(path, text, key)
+                    raise InputError(at, f"{key!r} outside [loggps]: machine parameters belong in the [loggps] table")
         kw = {}
         for key, value in section.items():
-            if key in known:
-                kw[key] = value
-            elif not isinstance(value, dict) and key not in ("name", "description", "fit", "measured"):
-                raise InputError(path, f"unknown machine parameter {key!r} (expected {', '.join(sorted(known))})")
+            at = tomlfile.where(path, text, key, table)
+            if key in PARAM_NAMES or key == "S":
+                kw[key] = tomlfile.number(value, at, f"a number or a quantity such as '3us' for {key}")
+            elif key == "protocol":
+                kw[key] = tomlfile.string(value, at, f"one of {', '.join(PROTOCOLS)}")
+            elif key == "nic_serialization":
+                kw[key] = tomlfile.boolean(value, at, "true or false")
+            elif key not in MACHINE_INFO:
+                known = ", ".join((*PARAM_NAMES, "S", "protocol", "nic_serialization"))
+                raise InputError(at, f"unknown machine parameter {key!r} (expected {known})")
         try:
             return cls(**kw)
         except InputError as err:
-            raise InputError(path, f"{err.where}: {err.what}") from None
+            key = err.where.lstrip("-") if err.where else ""
+            at = tomlfile.where(path, text, "protocol" if key == "rendezvous" else key, table)
+            raise InputError(at, err.what) from None

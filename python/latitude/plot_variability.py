@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from latitude.errors import InputError
+from latitude.outputs import atomic
 
 FORMATS = (".png", ".svg")
 
@@ -60,8 +61,7 @@ def runtime_histogram(samples, path: str, title: str = "", baseline_ns: float | 
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     try:
-        fig.savefig(path)
-    except OSError as err:
-        raise InputError(path, f"cannot write the plot: {err.strerror}") from None
+        with atomic(path, "plot") as tmp:
+            fig.savefig(tmp)
     finally:
         plt.close(fig)

@@ -15,6 +15,7 @@ import csv
 import os
 
 from latitude.errors import InputError
+from latitude.outputs import atomic
 
 ZONES = ((1, "#2ca02c"), (2, "#ff7f0e"), (5, "#d62728"))
 
@@ -33,9 +34,8 @@ def _save(fig, path: str) -> list[str]:
     root, ext = os.path.splitext(path)
     paths = [path] if ext else [root + ".png", root + ".svg"]
     for p in paths:
-        if os.path.dirname(p):
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-        fig.savefig(p, bbox_inches="tight")
+        with atomic(p, "plot") as tmp:
+            fig.savefig(tmp, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
     plt.close(fig)

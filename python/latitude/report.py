@@ -10,9 +10,16 @@ from latitude.units import fmt_time
 
 
 def console():
+    """The stdout console of reports. A closed pipe (`| head -1`) is raised as
+    BrokenPipeError for the CLI to end quietly; rich's own handler exits with status 1."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(highlight=False, soft_wrap=False)
 
 
 def print_json(obj) -> None:

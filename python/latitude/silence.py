@@ -9,6 +9,7 @@ clean whatever a future release prints.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import sys
 
@@ -34,8 +35,16 @@ def stdout_silenced():
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
+        _flush_c_stdio()  # printf output still buffered in the C library goes to /dev/null too
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def _flush_c_stdio() -> None:
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
+        pass
 
 
 def new_highs():

@@ -22,6 +22,7 @@ from latitude import _core
 from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
+from latitude.outputs import open_atomic
 from latitude.params import PARAM_NAMES, Params
 
 SEMANTICS = ("design", "loggopsim")
@@ -160,14 +161,11 @@ class Samples:
         """One row per sample: sample, seed, runtime_us, slowest_rank."""
         import csv
 
-        try:
-            with open(path, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(["sample", "seed", "runtime_us", "slowest_rank"])
-                for k, (t, r) in enumerate(zip(self.runtime_ns.tolist(), self.slowest_rank.tolist())):
-                    w.writerow([self.first + k, self.seed, f"{t / 1e3:.6f}", r])
-        except OSError as err:
-            raise InputError(path, f"cannot write CSV: {err.strerror}") from None
+        with open_atomic(path, "CSV", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["sample", "seed", "runtime_us", "slowest_rank"])
+            for k, (t, r) in enumerate(zip(self.runtime_ns.tolist(), self.slowest_rank.tolist())):
+                w.writerow([self.first + k, self.seed, f"{t / 1e3:.6f}", r])
 
 
 def split_kwargs(params: Params | None, options: SimOptions | None, kw: dict) -> tuple[Params, SimOptions]:

@@ -24,6 +24,7 @@ import json
 import numpy as np
 
 from latitude.errors import InputError
+from latitude.outputs import open_atomic
 from latitude.units import fmt_size, parse_range
 
 SLICE_CAT = ("calc", "send", "recv", "rdma")
@@ -100,11 +101,8 @@ def write_chrome_trace(path: str, tl: dict, graph, sim, window=None, max_events:
             "window_ns": list(window) if window else None,
         },
     }
-    try:
-        with open(path, "w") as f:
-            json.dump(doc, f, separators=(",", ":"), allow_nan=False)
-    except OSError as err:
-        raise InputError(path, f"cannot write the timeline: {err.strerror}") from None
+    with open_atomic(path, "timeline") as f:
+        json.dump(doc, f, separators=(",", ":"), allow_nan=False)
     return {
         "path": path,
         "events": len(events),

@@ -42,6 +42,9 @@ class ScheduleOptions:
 def trace_bytes(path: str) -> int:
     """The size that decides on a progress bar: a directory's files, or twice a rank-0 file
     (it stands for several ranks)."""
-    if os.path.isdir(path):
-        return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
-    return os.path.getsize(path) * 2
+    try:
+        if os.path.isdir(path):
+            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        return os.path.getsize(path) * 2
+    except OSError:
+        return 0  # unreadable: the core's reader says why, naming the file

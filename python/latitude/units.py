@@ -7,6 +7,7 @@ Times are returned in nanoseconds (float), sizes in bytes (int). A per-byte gap 
 
 from __future__ import annotations
 
+import math
 import re
 
 from latitude.errors import InputError
@@ -56,11 +57,11 @@ def _split(text: str, where: str, what: str) -> tuple[float, str]:
 def parse_time(text: str | float, where: str = "value") -> float:
     """'3us' -> 3000.0 (ns). Negative times are rejected."""
     if isinstance(text, (int, float)):
-        return _nonneg(float(text), where)
+        return _nonneg(_float(text, where), where)
     value, unit = _split(text, where, "a time such as 3us, 1.5µs, 500ns")
     if unit not in _TIME:
         raise InputError(where, f"unknown time unit {unit!r} in {text!r} (use ns, us, µs, ms, s)")
-    return value * _TIME[unit]
+    return _finite(value * _TIME[unit], text, where)
 
 
 def parse_seconds(text: str, where: str = "--timeout") -> float | None:
@@ -81,32 +82,36 @@ def parse_seconds(text: str, where: str = "--timeout") -> float | None:
 def parse_gap(text: str | float, where: str = "value") -> float:
     """Per-byte gap in ns/byte: '0.018ns' or a bandwidth such as '50GB/s'."""
     if isinstance(text, (int, float)):
-        return _nonneg(float(text), where)
+        return _nonneg(_float(text, where), where)
     value, unit = _split(text, where, "a per-byte gap such as 0.018ns or a bandwidth such as 50GB/s")
     if unit.endswith("/B"):
         unit = unit[:-2]
     if unit in _TIME:
-        return value * _TIME[unit]
+        return _finite(value * _TIME[unit], text, where)
     if unit in _RATE:
         if value <= 0:
             raise InputError(where, f"bandwidth must be positive, got {text!r}")
-        return 1e9 / (value * _RATE[unit])
+        return _finite(1e9 / (value * _RATE[unit]), text, where)
     raise InputError(where, f"unknown unit {unit!r} in {text!r} (use ns per byte or GB/s, Gbit/s)")
 
 
 def parse_size(text: str | int, where: str = "value") -> int:
     """'256KiB' -> 262144 (bytes). 'inf' means no limit (returns 2**63-1)."""
-    if isinstance(text, int):
-        return text
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text < 0:
+            raise InputError(where, f"expected a size >= 0 bytes, got {text}")
+        return min(text, 2**63 - 1)
     if str(text).strip().lower() in ("inf", "infinity", "none"):
         return 2**63 - 1
     value, unit = _split(text, where, "a size such as 256KiB, 64KB, 4096")
     if unit not in _SIZE:
         raise InputError(where, f"unknown size unit {unit!r} in {text!r} (use B, KiB, MiB, KB, MB)")
     out = value * _SIZE[unit]
+    if not math.isfinite(out):
+        raise InputError(where, f"size {text!r} is too large (use 'inf' for no limit)")
     if out != int(out):
         raise InputError(where, f"size {text!r} is not a whole number of bytes")
-    return int(out)
+    return min(int(out), 2**63 - 1)
 
 
 def parse_range(text: str, where: str, parse=parse_time) -> tuple[float, float]:
@@ -125,9 +130,26 @@ def parse_range(text: str, where: str, parse=parse_time) -> tuple[float, float]:
     return lo, hi
 
 
+def _float(x: float, where: str) -> float:
+    if isinstance(x, bool):
+        raise InputError(where, f"expected a number, got {str(x).lower()}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise InputError(where, "expected a finite value, got one too large to represent") from None
+
+
+def _finite(v: float, text, where: str) -> float:
+    if not math.isfinite(v):
+        raise InputError(where, f"{text!r} is too large (expected a finite value)")
+    return v
+
+
 def _nonneg(v: float, where: str) -> float:
     if v < 0 or v != v:
         raise InputError(where, f"expected a non-negative value, got {v}")
+    if v == math.inf:
+        raise InputError(where, "expected a finite value, got one too large to represent")
     return v
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from latitude import inject, launcher, traced_run, tracer
 from latitude.errors import InputError, ToolError
+from latitude.outputs import open_atomic, write_text
 from latitude.units import parse_range, parse_time
 
 # stdout lines that report times differ between runs; everything else must be identical
@@ -248,7 +249,7 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     path = outdir / "machine.toml"
     samples = outdir / "machine.samples.csv"
     calibrate.write_samples(m.runs or [m], str(samples))
-    path.write_text(loggp_fit.to_toml(f, command, injector=True, samples=samples.name))
+    write_text(path, loggp_fit.to_toml(f, command, injector=True, samples=samples.name), "machine file")
     return Params.from_machine(str(path)), path
 
 
@@ -413,17 +414,17 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
         "plot": str(outdir / "validation.png"),
     }
     rows = [p.row() for p in v.points]
-    with open(files["csv"], "w", newline="") as f:
+    with open_atomic(files["csv"], "CSV", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    with open(files["runs"], "w", newline="") as f:
+    with open_atomic(files["runs"], "CSV", newline="") as f:
         w = csv.writer(f)
         w.writerow(["delta_L_us", "run", "runtime_us"])
         for p in v.points:
             for i, t in enumerate(p.runs_ns):
                 w.writerow([p.delta_ns / 1e3, i, t / 1e3])
-    with open(files["json"], "w") as f:
+    with open_atomic(files["json"], "JSON") as f:
         json.dump(v.summary() | {"files": files}, f, indent=1)
     from latitude.plots import runtime_plot
 

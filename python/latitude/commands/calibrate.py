@@ -10,6 +10,7 @@ import sys
 from latitude import calibrate, inject, loggp_fit
 from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
+from latitude.outputs import write_text
 from latitude.units import parse_size
 
 EPILOG = """\
@@ -119,7 +120,7 @@ def run(args) -> int:
     f = loggp_fit.fit(m)
     loggp_fit.require_identified(f, args.allow_zero_L)
     if args.output:
-        calibrate.write_atomic(args.output, loggp_fit.to_toml(f, command, args.under_injector, samples))
+        write_text(args.output, loggp_fit.to_toml(f, command, args.under_injector, samples), "machine file")
     if args.json:
         print(json.dumps(f.to_dict() | {"samples": samples}, indent=1))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from latitude.commands.schedule_args import add_max_ops
+from latitude.outputs import refuse_inputs
 
 
 def register(sub) -> None:
@@ -46,6 +47,7 @@ def run(args) -> int:
     if args.check:
         print(check(args.job), end="")
         return 0
+    refuse_inputs(args, args.job)
     t = time.perf_counter()
     graph = Graph.from_job(args.job, seed=args.seed, coll=args.coll, max_ops=args.max_ops)
     elapsed = time.perf_counter() - t

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args, trace_pattern
+from latitude.outputs import refuse_inputs
 
 
 def register(sub) -> None:
@@ -29,7 +30,9 @@ def run(args) -> int:
     from latitude.graph import Graph
     from latitude.report import print_json
 
+    refuse_inputs(args, args.traces)
     graph = Graph.from_trace(args.traces, schedule_options_from_args(args))
+    refuse_inputs(args, args.traces, trace_pattern(graph))
     report = graph.report
     if args.output:
         graph.write_goal(args.output)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from latitude.errors import InputError
+from latitude.outputs import refuse_inputs
 from latitude.traces import ScheduleOptions
 
 
@@ -58,7 +59,16 @@ def load_graph(args: argparse.Namespace):
     """The command's input graph (`args.graph`: GOAL, trace or job file) as its flags say."""
     from latitude.api import load  # heavy (numpy, the core): only when a command runs
 
-    return load(args.graph, schedule=schedule_options_from_args(args), max_ops=getattr(args, "max_ops", None))
+    refuse_inputs(args, args.graph)
+    graph = load(args.graph, schedule=schedule_options_from_args(args), max_ops=getattr(args, "max_ops", None))
+    refuse_inputs(args, args.graph, trace_pattern(graph))
+    return graph
+
+
+def trace_pattern(graph) -> str | None:
+    """The rank-file naming pattern of a graph read from a trace (None otherwise)."""
+    stats = getattr(graph.report, "stats", None) or {}
+    return stats.get("pattern")
 
 
 def schedule_options_from_args(args: argparse.Namespace) -> ScheduleOptions:

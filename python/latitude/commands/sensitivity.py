@@ -6,6 +6,7 @@ import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
 from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.outputs import open_atomic
 
 
 def register(sub) -> None:
@@ -44,7 +45,7 @@ def write_csv(sens, path: str, points: int) -> None:
 
     is_l = sens.param == "L"
     cols = ["L_us", "T_us", "lambda_L", "rho_L"] if is_l else ["G_ns_per_B", "T_us", "lambda_G", "rho_G"]
-    with open(path, "w", newline="") as f:
+    with open_atomic(path, "CSV", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for r in sens.curve(points):

@@ -6,6 +6,7 @@ import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
 from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.outputs import atomic, open_atomic
 
 
 def register(sub) -> None:
@@ -92,9 +93,11 @@ def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
 
     written = []
     if args.csv:
-        tol.to_frame().to_csv(args.csv, index=False) if _has_pandas() else _write_rows_csv(
-            tol.to_dict()["tolerance"], args.csv
-        )
+        if _has_pandas():
+            with atomic(args.csv, "CSV") as tmp:
+                tol.to_frame().to_csv(tmp, index=False)
+        else:
+            _write_rows_csv(tol.to_dict()["tolerance"], args.csv)
         written.append(args.csv)
     if args.plot:
         written += runtime_plot(args, graph, tol)
@@ -207,7 +210,7 @@ def _has_pandas() -> bool:
 def _write_rows_csv(rows: list[dict], path: str) -> None:
     import csv
 
-    with open(path, "w", newline="") as f:
+    with open_atomic(path, "CSV", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["pct"])
         w.writeheader()
         w.writerows(rows)
