@@ -209,3 +209,69 @@ def test_atomic_helper_keeps_the_old_file_on_failure(tmp_path):
     assert link.is_symlink() and target.read_text() == "new\n"
     with pytest.raises(InputError, match="is a directory"):
         write_text(tmp_path, "x")
+
+
+# ---- traces are never silently misread (a real traced run, damaged by hand) ----
+SEED_TRACE = os.path.join(os.path.dirname(__file__), "data", "fuzz_seeds", "trace_persistent")
+
+
+def _first(lines, prefix):
+    return next(i for i, line in enumerate(lines) if line.startswith(prefix))
+
+
+def _delete_first(prefix):
+    def edit(data):
+        lines = data.split(b"\n")
+        del lines[_first(lines, prefix)]
+        return b"\n".join(lines)
+
+    return edit
+
+
+def _duplicate_first(prefix):
+    def edit(data):
+        lines = data.split(b"\n")
+        i = _first(lines, prefix)
+        lines.insert(i, lines[i])
+        return b"\n".join(lines)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, wants",
+    [
+        (
+            lambda d: d.replace(b"#@ done 3,4,5,6", b"#@ done 99999", 1),
+            ":30: '#@ done 99999': call 99999 is not before",
+        ),
+        (lambda d: d[: len(d) // 2] + b"\0" + d[len(d) // 2 :], "a NUL byte in mid-file"),
+        (lambda d: b"", "pmpi-trace-rank-1.txt: an empty file"),
+        (_delete_first(b"MPI_Waitall"), ":29: '#@ done' follows call 13, which is not a Wait or Test call"),
+        (_delete_first(b"MPI_Recv_init"), "pmpi-trace-rank-1.txt:"),
+        (_duplicate_first(b"MPI_Send_init"), "pmpi-trace-rank-1.txt:"),
+        (lambda d: d.replace(b"MPI_Barrier", b"MPI_Bar\x1b[31mrier", 1), "MPI_Bar\\x1b[31mrier"),
+    ],
+    ids=["done-unknown", "nul-mid-file", "empty-file", "deleted-wait", "deleted-init", "duplicated-init", "escape"],
+)
+def test_damaged_trace_is_refused_where_it_is_damaged(tmp_path, edit, wants):
+    d = tmp_path / "trace"
+    shutil.copytree(SEED_TRACE, d)
+    f = d / "pmpi-trace-rank-1.txt"
+    f.write_bytes(edit(f.read_bytes()))
+    one_line(bad("predict", d), wants)
+
+
+def test_symlinked_rank_files_are_followed(tmp_path):
+    d = tmp_path / "links"
+    d.mkdir()
+    for name in os.listdir(SEED_TRACE):
+        (d / name).symlink_to(os.path.join(os.path.abspath(SEED_TRACE), name))
+    want = run_cli("predict", SEED_TRACE, "--json").stdout
+    assert run_cli("predict", d, "--json").stdout == want
+
+
+def test_goal_label_defined_twice_is_refused(tmp_path):
+    g = tmp_path / "dup.goal"
+    g.write_text("num_ranks 1\nrank 0 {\nl1: calc 10\nl1: calc 20\n}\n")
+    one_line(bad("predict", g), f"{g}:4:", "l1")

@@ -7,6 +7,10 @@
 //! before. Such a trace would convert into a graph with different dependencies, changing T
 //! without a word; the ledger refuses it at the extension line, naming the file and line.
 //!
+//! Each line must also fit the call it follows: `done` a Wait/Test call, `start` a
+//! Start/Startall, `free` a Request_free, `cancel` a Cancel. A deleted Wait line otherwise
+//! hands its `#@ done` to the Startall above it, and the requests complete where they start.
+//!
 //! Memory: one bit per call record (which records created a request) and one entry per
 //! outstanding request.
 
@@ -26,6 +30,23 @@ pub struct Ledger {
     /// Bit i: call record i created a request.
     creators: Vec<u64>,
     open: FxMap<u64, Open>,
+    /// The `#@` request key the last call record may carry (None: none).
+    carries: Option<&'static str>,
+}
+
+/// The request key a call's extension lines may carry.
+fn carries(name: &str) -> Option<&'static str> {
+    if name.starts_with("MPI_Wait") || (name.starts_with("MPI_Test") && name != "MPI_Test_cancelled") {
+        Some("done")
+    } else if name == "MPI_Start" || name == "MPI_Startall" {
+        Some("start")
+    } else if name == "MPI_Request_free" {
+        Some("free")
+    } else if name == "MPI_Cancel" {
+        Some("cancel")
+    } else {
+        None
+    }
 }
 
 /// Calls that create a request in our traces (the tracer's `lt_req_new` callers, plus the
@@ -47,6 +68,7 @@ const HINT: &str = "requests are named by the 0-based index of the call line tha
 impl Ledger {
     /// Call record `index` (at `line`) was read.
     pub fn record(&mut self, index: u64, line: u64, call: &Call, name: &str) {
+        self.carries = carries(name);
         let Some(persistent) = creates_request(call, name) else { return };
         let (w, b) = ((index / 64) as usize, index % 64);
         if self.creators.len() <= w {
@@ -74,6 +96,15 @@ impl Ledger {
     /// Check the ids of one `#@ done/start/free/cancel` line attached to call `current`,
     /// and apply it.
     pub fn apply(&mut self, key: &str, ids: &[u64], current: u64) -> Result<(), String> {
+        if self.carries != Some(key) {
+            let fits = match key {
+                "done" => "a Wait or Test call",
+                "start" => "MPI_Start or MPI_Startall",
+                "free" => "MPI_Request_free",
+                _ => "MPI_Cancel",
+            };
+            return Err(format!("'#@ {key}' follows call {current}, which is not {fits}; a call line deleted or duplicated above moved it"));
+        }
         for &k in ids {
             let Some(open) = self.open.get(&k).copied() else { return Err(self.missing(key, k, current)) };
             match key {
@@ -108,6 +139,8 @@ mod tests {
         let isend = Call::Isend { mode: crate::trace::SendMode::Standard, p: P2p::default(), req: 0 };
         l.record(3, 10, &isend, "MPI_Isend");
         l.record(4, 11, &Call::Local, "MPI_Comm_rank");
+        assert!(l.apply("done", &[3], 4).unwrap_err().contains("not a Wait or Test call"));
+        l.record(5, 12, &Call::Local, "MPI_Waitall");
         assert!(l.apply("done", &[4], 5).unwrap_err().contains("call 4 created no request"));
         assert!(l.apply("done", &[7], 5).unwrap_err().contains("not before this call"));
         assert_eq!(l.unfinished(), Some((1, 10)));
@@ -116,12 +149,18 @@ mod tests {
         assert_eq!(l.unfinished(), None);
         let init = Call::SendInit { mode: crate::trace::SendMode::Standard, p: P2p::default(), req: 0 };
         l.record(8, 20, &init, "MPI_Send_init");
-        for _ in 0..3 {
-            l.apply("start", &[8], 9).unwrap();
-            l.apply("done", &[8], 10).unwrap();
+        for i in 0..3 {
+            l.record(9 + 2 * i, 21, &Call::Local, "MPI_Start");
+            assert!(l.apply("done", &[8], 9 + 2 * i).unwrap_err().contains("not a Wait or Test call"));
+            l.apply("start", &[8], 9 + 2 * i).unwrap();
+            l.record(10 + 2 * i, 22, &Call::Local, "MPI_Wait");
+            l.apply("done", &[8], 10 + 2 * i).unwrap();
         }
-        assert!(l.apply("start", &[3], 11).is_err());
-        l.apply("free", &[8], 12).unwrap();
-        assert!(l.apply("start", &[8], 13).unwrap_err().contains("already completed or freed"));
+        l.record(15, 23, &Call::Local, "MPI_Startall");
+        assert!(l.apply("start", &[3], 15).is_err());
+        l.record(16, 24, &Call::Local, "MPI_Request_free");
+        l.apply("free", &[8], 16).unwrap();
+        l.record(17, 25, &Call::Local, "MPI_Start");
+        assert!(l.apply("start", &[8], 17).unwrap_err().contains("already completed or freed"));
     }
 }
