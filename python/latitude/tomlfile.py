@@ -23,6 +23,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_BYTES = 1 << 20  # machine files are short; more is not one
+_HEADER = re.compile(r"^\s*\[\[?([^\[\]]+)\]\]?")  # [table] or [[array of tables]]
 
 
 def read(path: str, what: str = "machine file") -> tuple[dict, str]:
@@ -57,7 +58,7 @@ def line_of(text: str, key: str, table: str | None = None) -> int | None:
     section = None
     pattern = re.compile(rf"""^\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*=""")
     for n, line in enumerate(text.splitlines(), start=1):
-        head = re.match(r"^\s*\[([^\[\]]+)\]", line)
+        head = _HEADER.match(line)
         if head:
             section = head.group(1).strip()
             continue
@@ -69,7 +70,7 @@ def line_of(text: str, key: str, table: str | None = None) -> int | None:
 def table_line(text: str, name: str) -> int | None:
     """The line of the header `[name]`, if there is one."""
     for n, line in enumerate(text.splitlines(), start=1):
-        head = re.match(r"^\s*\[([^\[\]]+)\]", line)
+        head = _HEADER.match(line)
         if head and head.group(1).strip() == name:
             return n
     return None
