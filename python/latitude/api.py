@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from latitude.errors import InputError
+from latitude.formats import foreign
 from latitude.graph import Graph, Prediction
 from latitude.traces import ScheduleOptions
 
@@ -70,6 +71,11 @@ def _is_trace(path: str, head: bytes | None) -> bool:
 
 
 KINDS: list[InputKind] = [
+    InputKind(
+        "foreign trace",
+        lambda path, head: foreign.kind(path) is not None,
+        lambda path, o: Graph.from_trace(path, o.schedule, o.progress),
+    ),
     InputKind(
         "job",
         _is_job,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from latitude import _core, analysis, lp, lp_analysis, simulation
 from latitude.errors import InputError
+from latitude.formats import foreign
 from latitude.jobs import job_source
 from latitude.outputs import atomic
 from latitude.params import PARAM_NAMES, Params
@@ -39,6 +40,14 @@ def _uses_lp(method: str) -> bool:
 def _params(params: Params | None, kw: dict) -> Params:
     base = params or Params()
     return base.replace(**kw) if kw else base
+
+
+def _schedule(path: str, kwargs: dict, progress: bool):
+    """The core's conversion of the trace files at `path` (a bar on large traces)."""
+    if progress and trace_bytes(path) >= PROGRESS_BYTES:
+        with progress_bar(f"scheduling {os.path.basename(os.path.normpath(path))}") as update:
+            return _core.Graph.from_trace(path, progress=update, **kwargs)
+    return _core.Graph.from_trace(path, **kwargs)
 
 
 def _exists(path: str) -> str:
@@ -133,15 +142,20 @@ class Graph:
 
     @classmethod
     def from_trace(cls, path: str, options: ScheduleOptions | None = None, progress: bool = True) -> Graph:
-        """Schedule a liballprof trace (directory or rank-0 file) in memory; `report` is a
-        ScheduleReport."""
+        """Schedule a trace in memory: ours or liballprof's (directory or rank-0 file), or one
+        another tool wrote (an OTF2 archive: converted first, latitude.formats.foreign);
+        `report` is a ScheduleReport."""
         path = _exists(path)
         kwargs = (options or ScheduleOptions()).core_kwargs()
-        if progress and trace_bytes(path) >= PROGRESS_BYTES:
-            with progress_bar(f"scheduling {os.path.basename(os.path.normpath(path))}") as update:
-                handle, stats = _core.Graph.from_trace(path, progress=update, **kwargs)
+        fmt = foreign.kind(path)
+        if fmt is None:
+            handle, stats = _schedule(path, kwargs, progress)
         else:
-            handle, stats = _core.Graph.from_trace(path, **kwargs)
+            with foreign.converted(path, fmt, progress) as (converted, conv):
+                handle, stats = _schedule(converted, kwargs, progress)
+            stats["notes"] = conv.notes + stats["notes"]
+            stats["source"] = {"format": fmt, "path": conv.origin_file, "what": conv.source, "events": conv.events}
+            stats["pattern"] = fmt
         graph = cls(handle, path)
         graph.report = ScheduleReport(stats, graph.info)
         return graph

@@ -512,6 +512,12 @@ fn threads(py: Python<'_>) -> PyResult<usize> {
     Ok(latitude_core::parallel::threads())
 }
 
+/// {MPI function name: how the trace reader treats it} (see `trace::known_calls`).
+#[pyfunction]
+fn trace_calls() -> std::collections::BTreeMap<&'static str, &'static str> {
+    latitude_core::trace::known_calls().into_iter().collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -520,6 +526,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_calls, m)?)?;
     m.add("NPARAM", NPARAM)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())

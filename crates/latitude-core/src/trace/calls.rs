@@ -478,6 +478,28 @@ fn signature(k: Kind) -> String {
     s.to_string()
 }
 
+/// How the reader treats each MPI function name it knows: `"fields"` (parsed and modelled
+/// from its arguments), `"local"` (bookkeeping: its time is computation), `"comm_create"`,
+/// `"not_modelled"` or `"io"` (no argument fields read; reported). Converters from other
+/// trace formats use it to know which calls they must write with arguments.
+pub fn known_calls() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&'static str, &'static str)> = table()
+        .iter()
+        .map(|(name, kind)| {
+            let class = match kind {
+                Kind::Local => "local",
+                Kind::CommCreate => "comm_create",
+                Kind::NotModelled => "not_modelled",
+                Kind::Io => "io",
+                _ => "fields",
+            };
+            (std::str::from_utf8(name).unwrap_or("?"), class)
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
 /// Is this an MPI function name at all (for lines that are not)?
 pub fn plausible_name(name: &[u8]) -> bool {
     !name.is_empty() && name.len() < 64 && name[0].is_ascii_alphabetic() && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')

@@ -14,7 +14,7 @@ mod files;
 mod ledger;
 mod reader;
 
-pub use calls::{Call, CollCall, Completion, P2p, SendMode};
+pub use calls::{known_calls, Call, CollCall, Completion, P2p, SendMode};
 pub use ext::{CommDef, Ext, Header, Status};
 pub use fields::{CommArg, Time};
 pub use files::{discover, TraceSet};
