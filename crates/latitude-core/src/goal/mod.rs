@@ -2,6 +2,7 @@
 //! reader and a Schedgen-style writer.
 
 mod reader;
+mod wide_tags;
 mod writer;
 
 pub use reader::{read_goal, read_goal_from, read_goal_progress};

@@ -2,7 +2,8 @@
 //!
 //! The file is read line by line (never held whole); each op goes straight into a
 //! [`GraphBuilder`]. Deviations from txt2bin, all of which reject input txt2bin would
-//! mis-handle: numbers that overflow their field are errors instead of being truncated,
+//! mis-handle: numbers that overflow their field are errors instead of being truncated
+//! (except tags wider than 32 bits, which get exact ids of their own: `wide_tags`),
 //! `num_ranks` must precede the first op, rank blocks may come in any order but each exactly
 //! once, a label defined twice in a rank block is an error (txt2bin keeps the first and leaves
 //! the second operation unconnected, which silently changes the graph), lines are at most
@@ -13,6 +14,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
+use super::wide_tags::WideTags;
 use crate::error::{Error, Result};
 use crate::text::{read_line, shown, size_text, Line};
 
@@ -138,6 +140,7 @@ struct Parser {
     ops_in_block: usize,
     in_comment: bool,
     comment_line: u64,
+    wide_tags: WideTags,
 }
 
 /// A cursor over one line.
@@ -202,6 +205,7 @@ impl Parser {
             ops_in_block: 0,
             in_comment: false,
             comment_line: 0,
+            wide_tags: WideTags::default(),
         }
     }
 
@@ -290,6 +294,16 @@ impl Parser {
         }
         let v = self.int(c, what)?;
         u32::try_from(v).map_err(|_| self.err(format!("{what} {v} does not fit in 32 bits")))
+    }
+
+    /// A tag: `-1` (any), or an integer; tags wider than 32 bits get ids of their own.
+    fn tag(&mut self, c: &mut Cur) -> Result<u32> {
+        c.ws();
+        if c.starts(b"-1") {
+            return self.int32(c, "tag", true);
+        }
+        let t = self.int(c, "tag")?;
+        self.wide_tags.id(t).map_err(|m| self.err(m))
     }
 
     /// `kw` must come next, before the `what` it introduces.
@@ -401,7 +415,7 @@ impl Parser {
                 let peer = self.int32(c, what, kind == Kind::Recv)?;
                 let mut op = if kind == Kind::Send { Op::send(size, peer, 0) } else { Op::recv(size, peer, 0) };
                 if self.option(c, b"tag")? {
-                    op.tag = self.int32(c, "tag", true)?;
+                    op.tag = self.tag(c)?;
                 }
                 if self.option(c, b"cpu")? {
                     op.cpu = self.small(c, "cpu index")?;
