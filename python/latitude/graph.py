@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from latitude import _core, analysis, lp, lp_analysis, simulation
+from latitude import _core, analysis, lp, lp_analysis, simulation, traced_timeline
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.jobs import job_source
@@ -141,18 +141,30 @@ class Graph:
         return cls(_core.Graph.load_goal(path), path)
 
     @classmethod
-    def from_trace(cls, path: str, options: ScheduleOptions | None = None, progress: bool = True) -> Graph:
+    def from_trace(
+        cls, path: str, options: ScheduleOptions | None = None, progress: bool = True, timeline: str | None = None
+    ) -> Graph:
         """Schedule a trace in memory: ours or liballprof's (directory or rank-0 file), or one
         another tool wrote (an OTF2 archive: converted first, latitude.formats.foreign);
-        `report` is a ScheduleReport."""
+        `report` is a ScheduleReport. `timeline`: also write the traced run's measured
+        timeline there (Chrome trace JSON, latitude.traced_timeline); its summary goes to
+        `report.stats["timeline"]`."""
         path = _exists(path)
         kwargs = (options or ScheduleOptions()).core_kwargs()
+        kwargs["lines"] = timeline is not None
         fmt = foreign.kind(path)
+
+        def schedule(files: str):
+            handle, stats = _schedule(files, kwargs, progress)
+            if timeline is not None:
+                stats["timeline"] = traced_timeline.write(timeline, files, handle, kwargs["timemult"], path)
+            return handle, stats
+
         if fmt is None:
-            handle, stats = _schedule(path, kwargs, progress)
+            handle, stats = schedule(path)
         else:
             with foreign.converted(path, fmt, progress) as (converted, conv):
-                handle, stats = _schedule(converted, kwargs, progress)
+                handle, stats = schedule(converted)
             stats["notes"] = conv.notes + stats["notes"]
             stats["source"] = {"format": fmt, "path": conv.origin_file, "what": conv.source, "events": conv.events}
             stats["pattern"] = fmt

@@ -87,9 +87,10 @@ impl Graph {
     }
 
     /// Convert a liballprof trace (a directory or the rank-0 file) into a graph, scheduling
-    /// collectives with `coll` (a `--coll` spec). Returns (graph, stats dict).
+    /// collectives with `coll` (a `--coll` spec); `lines` keeps every vertex's trace line
+    /// (`arrays()["line"]`). Returns (graph, stats dict).
     #[staticmethod]
-    #[pyo3(signature = (path, coll="default", timemult=1000.0, request_size=None, mpi="auto", p2p=true, collectives=true, progress=None))]
+    #[pyo3(signature = (path, coll="default", timemult=1000.0, request_size=None, mpi="auto", p2p=true, collectives=true, progress=None, lines=false))]
     #[allow(clippy::too_many_arguments)]
     fn from_trace<'py>(
         py: Python<'py>,
@@ -101,8 +102,10 @@ impl Graph {
         p2p: bool,
         collectives: bool,
         progress: Option<Py<PyAny>>,
+        lines: bool,
     ) -> PyResult<(Graph, Bound<'py, PyDict>)> {
-        let opts = schedule_options(coll, timemult, request_size, mpi, p2p, collectives).map_err(|e| input_error(py, e))?;
+        let mut opts = schedule_options(coll, timemult, request_size, mpi, p2p, collectives).map_err(|e| input_error(py, e))?;
+        opts.lines = lines;
         let res = py.detach(|| {
             let mut report = |done: u64, total: u64| {
                 if let Some(cb) = &progress {
@@ -422,8 +425,10 @@ impl Graph {
     }
 
     /// Per-vertex arrays (kind 0/1/2 = calc/send/recv, rank, local index, value, peer, tag,
-    /// partner) in stored order, for inspection and tests.
-    fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// partner, and `line` when the graph keeps source lines) in stored order, for inspection
+    /// and tests; `edges` also lists every dependency (a Python list: large).
+    #[pyo3(signature = (edges=true))]
+    fn arrays<'py>(&self, py: Python<'py>, edges: bool) -> PyResult<Bound<'py, PyDict>> {
         let inner = self.inner.lock().unwrap();
         let g = &inner.g;
         let n = g.len() as u32;
@@ -435,8 +440,14 @@ impl Graph {
         d.set_item("peer", (0..n).map(|v| g.peer(v)).collect::<Vec<_>>().into_pyarray(py))?;
         d.set_item("tag", (0..n).map(|v| g.tag(v)).collect::<Vec<_>>().into_pyarray(py))?;
         d.set_item("partner", (0..n).map(|v| g.partner(v)).collect::<Vec<_>>().into_pyarray(py))?;
-        let edges: Vec<(u32, u32, bool)> = (0..n).flat_map(|v| g.preds(v).map(move |(q, dep)| (v, q, dep == latitude_core::graph::Dep::Irequires))).collect();
-        d.set_item("edges", edges)?;
+        if edges {
+            let edges: Vec<(u32, u32, bool)> =
+                (0..n).flat_map(|v| g.preds(v).map(move |(q, dep)| (v, q, dep == latitude_core::graph::Dep::Irequires))).collect();
+            d.set_item("edges", edges)?;
+        }
+        if let Some(src) = g.source() {
+            d.set_item("line", src.line.clone().into_pyarray(py))?;
+        }
         let _ = Kind::Calc;
         Ok(d)
     }
@@ -468,7 +479,7 @@ fn schedule_options(coll: &str, timemult: f64, request_size: Option<u32>, mpi: &
     if !(timemult.is_finite() && timemult > 0.0) {
         return Err(opt_err("--timemult", format!("expected a positive number, got {timemult}")));
     }
-    Ok(ScheduleOptions { coll, timemult, request_size, mpi, p2p, collectives })
+    Ok(ScheduleOptions { coll, timemult, request_size, mpi, p2p, collectives, lines: false })
 }
 
 fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOptions) -> PyResult<Bound<'py, PyDict>> {
@@ -512,6 +523,28 @@ fn threads(py: Python<'_>) -> PyResult<usize> {
     Ok(latitude_core::parallel::threads())
 }
 
+/// The calls of every rank of a trace (a directory or the rank-0 file): per rank a dict of
+/// `names` (list) and arrays `name` (index into names), `start_ns`, `end_ns` (after the
+/// rank's MPI_Init, scaled by `timemult`), `line`.
+#[pyfunction]
+#[pyo3(signature = (path, timemult=1000.0))]
+fn trace_times<'py>(py: Python<'py>, path: String, timemult: f64) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let set = latitude_core::trace::discover(&path).map_err(|e| input_error(py, e))?;
+    let ranks = py.detach(|| latitude_core::trace::call_times(&set, timemult)).map_err(|e| input_error(py, e))?;
+    ranks
+        .into_iter()
+        .map(|t| {
+            let d = PyDict::new(py);
+            d.set_item("names", t.names)?;
+            d.set_item("name", t.name.into_pyarray(py))?;
+            d.set_item("start_ns", t.start_ns.into_pyarray(py))?;
+            d.set_item("end_ns", t.end_ns.into_pyarray(py))?;
+            d.set_item("line", t.line.into_pyarray(py))?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// {MPI function name: how the trace reader treats it} (see `trace::known_calls`).
 #[pyfunction]
 fn trace_calls() -> std::collections::BTreeMap<&'static str, &'static str> {
@@ -527,6 +560,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(threads, m)?)?;
     m.add_function(wrap_pyfunction!(trace_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_times, m)?)?;
     m.add("NPARAM", NPARAM)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())

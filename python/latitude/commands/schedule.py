@@ -19,6 +19,12 @@ def register(sub) -> None:
     )
     p.add_argument("traces", help="trace directory or the rank-0 trace file")
     p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (LogGOPSim's format)")
+    p.add_argument(
+        "--timeline",
+        metavar="OUT.json",
+        help="also write the traced run's timeline (measured call times and the messages between calls) as a "
+        "Chrome trace / Perfetto file, to open next to 'simulate --timeline'",
+    )
     add_schedule_args(p, jobs=False)
     p.add_argument("--no-p2p", action="store_true", help="drop point-to-point calls (their time becomes computation)")
     p.add_argument("--no-collectives", action="store_true", help="drop collectives (their time becomes computation)")
@@ -30,8 +36,12 @@ def run(args) -> int:
     from latitude.graph import Graph
     from latitude.report import print_json
 
+    if args.timeline:
+        from latitude.timeline import check_output
+
+        check_output(args.timeline)
     refuse_inputs(args, args.traces)
-    graph = Graph.from_trace(args.traces, schedule_options_from_args(args))
+    graph = Graph.from_trace(args.traces, schedule_options_from_args(args), timeline=args.timeline)
     refuse_inputs(args, args.traces, trace_pattern(graph))
     report = graph.report
     if args.output:
@@ -44,6 +54,9 @@ def run(args) -> int:
     line = report.summary()
     if args.output:
         line += f"; wrote {args.output}"
+    if args.timeline:
+        t = report.stats["timeline"]
+        line += f"; timeline of the traced run ({t['calls']:,} calls, {t['messages']:,} messages) in {args.timeline}"
     print(line)
     for note in report.notes():
         print(f"latitude: note: {note}", file=sys.stderr)

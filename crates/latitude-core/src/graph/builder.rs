@@ -142,6 +142,16 @@ impl GraphBuilder {
         self.add_at(rank, op, 0)
     }
 
+    /// Put the vertices from `first` on on source line `line` (ops a library added without
+    /// knowing lines, such as a collective's algorithm).
+    pub fn set_lines_from(&mut self, first: u32, line: u32) {
+        if self.path.is_some() {
+            for l in self.line.iter_mut().skip(first as usize) {
+                *l = line;
+            }
+        }
+    }
+
     /// Set the source and tag of receive `id` (trace converters learn a wildcard receive's
     /// actual source only when it completes, after the op was added).
     pub fn resolve_recv(&mut self, id: u32, src: u32, tag: u32) -> std::result::Result<(), String> {

@@ -94,10 +94,12 @@ impl RankState<'_, '_> {
             let tag = coll_tag(comm.id, *seq);
             *seq = seq.wrapping_add(1);
             let sh = &mut *self.sh;
+            let first = sh.b.len() as u32;
             let r = place(&mut sh.b, &prog, sh.reg.members(*comm), call.me, tag, &mut placed);
             self.at(rec.line, r)?;
             let r = placed.join(&mut self.sh.b);
             let collop = self.at(rec.line, r)?;
+            self.sh.b.set_lines_from(first, u32::try_from(rec.line).unwrap_or(u32::MAX));
             self.next.extend(placed.start.iter().map(|&s| (s, Dep::Requires)));
             let c = self.gap(rec)?;
             if placed.start.is_empty() {

@@ -49,11 +49,14 @@ pub struct ScheduleOptions {
     pub p2p: bool,
     /// Model collectives (`--traces-nocolls`).
     pub collectives: bool,
+    /// Keep each vertex's trace line (its call record), e.g. to show the traced run's
+    /// calls with the messages they exchanged; costs 4 bytes per vertex.
+    pub lines: bool,
 }
 
 impl Default for ScheduleOptions {
     fn default() -> Self {
-        ScheduleOptions { coll: Selection::default(), timemult: 1000.0, request_size: None, mpi: MpiFlavor::Auto, p2p: true, collectives: true }
+        ScheduleOptions { coll: Selection::default(), timemult: 1000.0, request_size: None, mpi: MpiFlavor::Auto, p2p: true, collectives: true, lines: false }
     }
 }
 
@@ -131,7 +134,7 @@ pub fn schedule(set: &TraceSet, opts: &ScheduleOptions, progress: &mut dyn FnMut
     let world = u32::try_from(set.files.len()).map_err(|_| Error::new("too many trace files"))?;
     let total: u64 = set.files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
     let mut sh = Shared {
-        b: GraphBuilder::new(world),
+        b: if opts.lines { GraphBuilder::new(world).with_source(&set.pattern) } else { GraphBuilder::new(world) },
         opts,
         world,
         reg: comms::Registry::new(world),

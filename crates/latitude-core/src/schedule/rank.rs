@@ -104,7 +104,7 @@ impl<'s, 'o> RankState<'s, 'o> {
     }
 
     pub(super) fn add(&mut self, line: u64, op: Op) -> Result<u32> {
-        let r = self.sh.b.add(self.rank, op);
+        let r = self.sh.b.add_at(self.rank, op, u32::try_from(line).unwrap_or(u32::MAX));
         self.at(line, r)
     }
 

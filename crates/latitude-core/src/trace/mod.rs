@@ -13,9 +13,11 @@ pub mod fields;
 mod files;
 mod ledger;
 mod reader;
+mod times;
 
 pub use calls::{known_calls, Call, CollCall, Completion, P2p, SendMode};
 pub use ext::{CommDef, Ext, Header, Status};
 pub use fields::{CommArg, Time};
 pub use files::{discover, TraceSet};
 pub use reader::{RankReader, Record};
+pub use times::{call_times, RankTimes};
