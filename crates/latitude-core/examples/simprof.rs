@@ -4,6 +4,7 @@
 //! `valgrind --tool=cachegrind` (REPS = 0 measures the graph build alone).
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::model::Point;
+use latitude_core::net::Flat;
 use latitude_core::sim::*;
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -12,10 +13,10 @@ fn main() {
     let reps: u32 = a.get(3).map(|s| s.parse().unwrap()).unwrap_or(5);
     let g = random_graph(&RandomSpec { ranks, rounds, seed: 1, ..Default::default() }).unwrap();
     let sg = SimGraph::new(&g).unwrap();
-    let pt = Point::from_ns([3000.0, 1500.0, 0.0, 0.018, 0.0]).unwrap();
+    let pt = Point::from_ns(&[3000.0, 1500.0, 0.0, 0.018, 0.0]).unwrap();
     let o = SimOptions::default();
     let ns = NoiseSpec::default();
-    let mut r = Runner::new(&g, &sg, &pt, &o, &ns).unwrap();
+    let mut r = Runner::new(&g, &sg, &Flat, &pt, &o, &ns).unwrap();
     let cpu = || -> f64 { std::fs::read_to_string("/proc/thread-self/schedstat").unwrap().split_whitespace().next().unwrap().parse::<f64>().unwrap() / 1e9 };
     for _ in 0..reps {
         let t = cpu();

@@ -7,6 +7,7 @@
 use latitude_core::engine::multi::evaluate;
 use latitude_core::engine::{parametric, predict, tolerance, Plan};
 use latitude_core::model::{p, Model, Point};
+use latitude_core::net::Flat;
 use latitude_core::synth::{build, JobFile, SynthOptions};
 use std::time::Instant;
 
@@ -41,12 +42,12 @@ fn main() {
     if what == "graph" {
         return;
     }
-    let pt = Point::from_ns([3000.0, 1500.0, 0.0, 0.018, 0.0]).unwrap();
+    let pt = Point::from_ns(&[3000.0, 1500.0, 0.0, 0.018, 0.0]).unwrap();
     let t = Instant::now();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     eprintln!("plan    {:>8.3} s  {} slots  peak {}", t.elapsed().as_secs_f64(), plan.nslots(), hwm());
     let t = Instant::now();
-    let pr = predict(&g, &plan, &pt).unwrap();
+    let pr = predict(&g, &plan, &Flat, &pt).unwrap();
     eprintln!("predict {:>8.3} s  T = {} ns  λ_L = {}  peak {}", t.elapsed().as_secs_f64(), pr.runtime_ns(), pr.right[p::L], hwm());
     if what == "predict" {
         return;
@@ -54,13 +55,13 @@ fn main() {
     if what == "tangents" {
         let t = Instant::now();
         let opts = parametric::SweepOptions { method: parametric::SweepMethod::Tangents, ..Default::default() };
-        let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, opts).unwrap();
+        let sw = parametric::sweep(&g, &plan, &Flat, &pt, p::L, 0, 100_000 * 1_000_000_000, opts).unwrap();
         eprintln!("tangents {:>8.3} s  {} breakpoints, {} passes", t.elapsed().as_secs_f64(), sw.breakpoints.len(), sw.passes);
         return;
     }
     if what == "sweep2" {
         let t = Instant::now();
-        let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
+        let sw = parametric::sweep(&g, &plan, &Flat, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
         eprintln!("sweep   {:>8.3} s  {} breakpoints, {} passes  peak {}", t.elapsed().as_secs_f64(), sw.breakpoints.len(), sw.passes, hwm());
         for b in &sw.breakpoints {
             eprint!("{:.0} ", b.at.to_f64() / 1e9);
@@ -70,7 +71,7 @@ fn main() {
     }
     if what == "sweep" {
         let t = Instant::now();
-        let (lines, widest) = latitude_core::engine::envelope::envelope(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000);
+        let (lines, widest) = latitude_core::engine::envelope::envelope(&g, &plan, &Flat, &pt, p::L, 0, 100_000 * 1_000_000_000);
         eprintln!("envelope {:>8.3} s  {} lines, widest {}  (one thread)", t.elapsed().as_secs_f64(), lines.len(), widest);
         return;
     }
@@ -78,17 +79,17 @@ fn main() {
     let repeat: usize = std::env::var("REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     for _ in 0..repeat {
         let t = Instant::now();
-        evaluate(&g, &plan, &pts, p::L).unwrap();
+        evaluate(&g, &plan, &Flat, &pts, p::L).unwrap();
         eprintln!("multi   {:>8.3} s  (one pass, 8 points)", t.elapsed().as_secs_f64());
     }
     if what == "multi" {
         return;
     }
     let t = Instant::now();
-    let (_, res) = tolerance::tolerance(&g, &plan, &pt, p::L, 3000 * 1_000_000_000, &[(101, 100), (102, 100), (105, 100)]).unwrap();
+    let (_, res) = tolerance::tolerance(&g, &plan, &Flat, &pt, p::L, 3000 * 1_000_000_000, &[(101, 100), (102, 100), (105, 100)]).unwrap();
     eprintln!("tol     {:>8.3} s  evaluations {:?}", t.elapsed().as_secs_f64(), res.iter().map(|r| r.evaluations).collect::<Vec<_>>());
     let t = Instant::now();
-    let sw = parametric::sweep(&g, &plan, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
+    let sw = parametric::sweep(&g, &plan, &Flat, &pt, p::L, 0, 100_000 * 1_000_000_000, Default::default()).unwrap();
     eprintln!(
         "sweep   {:>8.3} s  {} breakpoints, {} evaluations, {} passes  peak {}",
         t.elapsed().as_secs_f64(),

@@ -12,6 +12,7 @@ pub mod goal;
 pub mod graph;
 pub mod lp;
 pub mod model;
+pub mod net;
 pub mod parallel;
 pub mod schedule;
 pub mod sim;

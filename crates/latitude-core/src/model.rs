@@ -191,69 +191,173 @@ pub mod cost {
     }
 }
 
+/// Most named parameters a point holds: the five globals, one latency per link class, the
+/// intra-node L and G, and whatever a machine file adds.
+pub const MAXP: usize = 32;
+
 /// A parameter point in fixed point: θ_k = theta[k] / unit ns; times come out as integers
 /// in units of 1/unit ns. For user input `unit` = 10⁹: values are whole *ticks* of 10⁻⁹ ns
 /// (fine enough for a per-byte G of 0.0025 ns to 7 digits); analyses scale the unit to
-/// evaluate exactly at rational points.
+/// evaluate exactly at rational points. `unit` is always a multiple of 10⁹ (`scale()`).
+/// Indices 0..5 are the globals (`p`); a machine's named parameters follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Point {
-    pub theta: [i128; NPARAM],
+    pub theta: [i128; MAXP],
+    /// Number of named parameters in use.
+    pub n: usize,
     pub unit: i128,
 }
 
 pub const TICKS_PER_NS: i128 = 1_000_000_000;
 
 impl Point {
-    /// From values in ns (G, O in ns per byte), rounded to whole ticks (10⁻⁹ ns).
-    pub fn from_ns(vals: [f64; NPARAM]) -> Result<Point, String> {
-        let mut theta = [0i128; NPARAM];
-        for k in 0..NPARAM {
-            let v = vals[k];
+    /// From values in ns (G, O in ns per byte), rounded to whole ticks (10⁻⁹ ns). `names`
+    /// names them in messages (the globals' names when shorter).
+    pub fn from_ns(vals: &[f64]) -> Result<Point, String> {
+        Point::from_named(vals, &p::NAMES)
+    }
+
+    pub fn from_named<S: AsRef<str>>(vals: &[f64], names: &[S]) -> Result<Point, String> {
+        if vals.len() > MAXP {
+            return Err(format!("at most {MAXP} named parameters are supported, got {}", vals.len()));
+        }
+        if vals.len() < NPARAM {
+            return Err(format!("expected at least the {NPARAM} parameters L, o, g, G, O, got {}", vals.len()));
+        }
+        let mut theta = [0i128; MAXP];
+        for (k, &v) in vals.iter().enumerate() {
+            let name = names.get(k).map_or("?", |s| s.as_ref());
             if !v.is_finite() || v < 0.0 {
-                return Err(format!("parameter {} must be a finite non-negative value, got {v}", p::NAMES[k]));
+                return Err(format!("parameter {name} must be a finite non-negative value, got {v}"));
             }
             if v > 1e15 {
-                return Err(format!("parameter {} = {v} ns is out of range", p::NAMES[k]));
+                return Err(format!("parameter {name} = {v} ns is out of range"));
             }
             theta[k] = (v * TICKS_PER_NS as f64).round() as i128;
         }
-        Ok(Point { theta, unit: TICKS_PER_NS })
+        Ok(Point { theta, n: vals.len(), unit: TICKS_PER_NS })
     }
 
     /// Parameter values in ns.
-    pub fn ns(&self) -> [f64; NPARAM] {
-        let mut out = [0.0; NPARAM];
-        for k in 0..NPARAM {
-            out[k] = self.theta[k] as f64 / self.unit as f64;
-        }
-        out
+    pub fn ns(&self) -> Vec<f64> {
+        self.theta[..self.n].iter().map(|&t| t as f64 / self.unit as f64).collect()
+    }
+
+    /// unit / 10⁹: what a constant in ticks is multiplied by to be in this point's units.
+    #[inline]
+    pub fn scale(&self) -> i128 {
+        self.unit / TICKS_PER_NS
     }
 
     /// Same point with parameter k replaced by num/den ns (exact), rescaling the unit.
     pub fn with_rational(&self, k: usize, num: i128, den: i128) -> Point {
-        assert!(den > 0);
+        assert!(den > 0 && k < self.n);
         let mut theta = self.theta;
         for t in theta.iter_mut() {
             *t *= den;
         }
         theta[k] = num * self.unit;
-        Point { theta, unit: self.unit * den }
+        Point { theta, n: self.n, unit: self.unit * den }
     }
 
     /// Same point (which must be in ticks, `unit` = 10⁹) with parameter k = num/den ticks,
     /// exact: times then come out in units of ticks/den.
     pub fn at_ticks(&self, k: usize, num: i128, den: i128) -> Point {
-        assert!(den > 0 && self.unit == TICKS_PER_NS);
+        assert!(den > 0 && self.unit == TICKS_PER_NS && k < self.n);
         let mut theta = self.theta;
         for t in theta.iter_mut() {
             *t *= den;
         }
         theta[k] = num;
-        Point { theta, unit: TICKS_PER_NS * den }
+        Point { theta, n: self.n, unit: TICKS_PER_NS * den }
     }
 
     pub fn to_ns(&self, t: i128) -> f64 {
         t as f64 / self.unit as f64
+    }
+}
+
+/// Most terms of a concrete cost: o, g, O plus a route's latency and gap terms.
+pub const LIN_TERMS: usize = 3 + ROUTE_LAT_TERMS + ROUTE_GAP_TERMS;
+/// Most named parameters in one route's latency (classes + L) and gap.
+pub const ROUTE_LAT_TERMS: usize = 8;
+pub const ROUTE_GAP_TERMS: usize = 2;
+
+/// A concrete cost over the named parameters: c (ticks) + Σ a_i θ_{k_i}, the terms sparse.
+/// It is what an abstract [`Affine`] becomes once a message's route is known
+/// (`net::Route::expand`). `lat` counts the abstract latency terms (how many times the
+/// message's end-to-end latency is paid), whatever parameters make that latency up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lin {
+    pub c: i128,
+    pub n: u8,
+    pub lat: u64,
+    pub k: [u16; LIN_TERMS],
+    pub a: [u64; LIN_TERMS],
+}
+
+impl Lin {
+    pub const ZERO: Lin = Lin { c: 0, n: 0, lat: 0, k: [0; LIN_TERMS], a: [0; LIN_TERMS] };
+
+    /// c ns of computation.
+    #[inline]
+    pub fn constant(c_ns: u64) -> Lin {
+        Lin { c: c_ns as i128 * TICKS_PER_NS, ..Lin::ZERO }
+    }
+    #[inline]
+    pub fn terms(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..self.n as usize).map(move |i| (self.k[i] as usize, self.a[i]))
+    }
+    /// Append a term (callers keep indices distinct; see `net::Route::expand`).
+    #[inline]
+    pub fn push(&mut self, k: u16, a: u64) {
+        if a != 0 {
+            let i = self.n as usize;
+            self.k[i] = k;
+            self.a[i] = a;
+            self.n += 1;
+        }
+    }
+    /// Coefficient of parameter k.
+    #[inline]
+    pub fn coeff(&self, k: usize) -> u64 {
+        self.terms().filter(|&(j, _)| j == k).map(|(_, a)| a).sum()
+    }
+    /// Value at a point, in the point's units.
+    #[inline]
+    pub fn eval(&self, pt: &Point) -> i128 {
+        let mut t = self.c * pt.scale();
+        for i in 0..self.n as usize {
+            t += self.a[i] as i128 * pt.theta[self.k[i] as usize];
+        }
+        t
+    }
+    /// self + o, merging terms of the same parameter; None if the terms do not fit.
+    pub fn plus(&self, o: &Lin) -> Option<Lin> {
+        let mut out = *self;
+        out.c += o.c;
+        out.lat += o.lat;
+        'terms: for (k, a) in o.terms() {
+            for i in 0..out.n as usize {
+                if out.k[i] as usize == k {
+                    out.a[i] += a;
+                    continue 'terms;
+                }
+            }
+            if out.n as usize == LIN_TERMS {
+                return None;
+            }
+            out.push(k as u16, a);
+        }
+        Some(out)
+    }
+    /// Dense coefficients (length `n`).
+    pub fn dense(&self, n: usize) -> Vec<u64> {
+        let mut out = vec![0; n];
+        for (k, a) in self.terms() {
+            out[k] += a;
+        }
+        out
     }
 }
 
@@ -263,7 +367,7 @@ mod tests {
 
     #[test]
     fn rules_match_the_formulas() {
-        let pt = Point::from_ns([1000.0, 100.0, 0.0, 0.5, 0.0]).unwrap();
+        let pt = Point::from_ns(&[1000.0, 100.0, 0.0, 0.5, 0.0]).unwrap();
         // 11-byte message: o + L + 10·G = 100 + 1000 + 5 ns
         assert_eq!(pt.to_ns(cost::arrival(11).eval(&pt)), 1105.0);
         assert_eq!(pt.to_ns(cost::handshake_send(11).eval(&pt)), 200.0 + 3000.0 + 5.0);
@@ -273,7 +377,7 @@ mod tests {
 
     #[test]
     fn rational_points_are_exact() {
-        let pt = Point::from_ns([0.0, 0.0, 0.0, 0.018, 0.0]).unwrap();
+        let pt = Point::from_ns(&[0.0, 0.0, 0.0, 0.018, 0.0]).unwrap();
         let q = pt.with_rational(p::L, 1, 3); // L = 1/3 ns
         let a = Affine { c: 2, a: [3, 0, 0, 0, 0] };
         assert_eq!(a.eval(&q), 3 * q.unit); // 2 + 3·(1/3) = 3 ns exactly

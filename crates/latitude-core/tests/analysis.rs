@@ -9,6 +9,7 @@ use latitude_core::engine::Plan;
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
 use latitude_core::model::{p, Model, Point, Protocol, TICKS_PER_NS};
+use latitude_core::net::Flat;
 
 const NS: i128 = TICKS_PER_NS;
 
@@ -17,18 +18,18 @@ fn worked_example_critical_latency_and_tolerance() {
     let mut g = worked_example(100);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     let base = point(0.0, 0.0, 0.0, 5.0, 0.0);
-    let s = sweep(&g, &plan, &base, p::L, 0, 1000 * NS, SweepOptions::default()).unwrap();
+    let s = sweep(&g, &plan, &Flat, &base, p::L, 0, 1000 * NS, SweepOptions::default()).unwrap();
     assert_eq!(s.breakpoints.len(), 1);
     let bp = s.breakpoints[0];
     assert_eq!(bp.at, Rat::int(385 * NS));
     assert_eq!((bp.left.s, bp.right.s), (0, 1));
     assert_eq!(s.pieces.len(), 2);
     // T ≤ 2 µs ⇔ L ≤ 0.885 µs: with T(0) = 1.5 µs, 2 µs is a 33.3.. % increase: ratio 4/3.
-    let (t0, res) = tolerance(&g, &plan, &base, p::L, 0, &[(4, 3)]).unwrap();
+    let (t0, res) = tolerance(&g, &plan, &Flat, &base, p::L, 0, &[(4, 3)]).unwrap();
     assert_eq!(t0, 1500 * NS);
     assert_eq!(res[0].max, Some(Rat::int(885 * NS)));
     // 1 % of 1.5 µs = 15 ns above the flat part: 385 + 15 = 400 ns.
-    let (_, res) = tolerance(&g, &plan, &base, p::L, 0, &[(101, 100)]).unwrap();
+    let (_, res) = tolerance(&g, &plan, &Flat, &base, p::L, 0, &[(101, 100)]).unwrap();
     assert_eq!(res[0].max, Some(Rat::int(400 * NS)));
 }
 
@@ -42,12 +43,12 @@ fn flat_runtime_is_unbounded() {
     b.add(1, latitude_core::graph::Op::calc(2000)).unwrap();
     let mut g = b.finish().unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let (_, res) = tolerance(&g, &plan, &point(0.0, 0.0, 0.0, 0.0, 0.0), p::L, 0, &[(101, 100)]).unwrap();
+    let (_, res) = tolerance(&g, &plan, &Flat, &point(0.0, 0.0, 0.0, 0.0, 0.0), p::L, 0, &[(101, 100)]).unwrap();
     assert_eq!(res[0].max, None);
 }
 
 fn t_at(g: &latitude_core::ExecGraph, plan: &Plan, base: &Point, k: usize, x: Rat) -> (Rat, u64, u64) {
-    let e = evaluate(g, plan, &[base.at_ticks(k, x.num, x.den)], k).unwrap()[0];
+    let e = evaluate(g, plan, &Flat, &[base.at_ticks(k, x.num, x.den)], k).unwrap()[0];
     (Rat::new(e.t, x.den), e.left, e.right)
 }
 
@@ -61,7 +62,7 @@ fn breakpoints_are_real_and_none_is_missed() {
         let plan = Plan::prepare(&mut g, model).unwrap();
         let base = point(0.0, rng.below(300) as f64, 0.0, [0.0, 0.01][rng.below(2) as usize], 0.0);
         let (lo, hi) = (0i128, 20_000 * NS);
-        let s = sweep(&g, &plan, &base, p::L, lo, hi, SweepOptions::default()).unwrap();
+        let s = sweep(&g, &plan, &Flat, &base, p::L, lo, hi, SweepOptions::default()).unwrap();
         // Every breakpoint is a real slope change with the reported slopes.
         for bp in &s.breakpoints {
             let (t, left, right) = t_at(&g, &plan, &base, p::L, bp.at);
@@ -92,7 +93,7 @@ fn tolerance_is_exact_and_monotone() {
         let base = point(0.0, 100.0, 0.0, 0.018, 0.0);
         let x0 = 1000 * NS;
         let ratios = [(100, 100), (101, 100), (102, 100), (105, 100), (3, 2)];
-        let (t0, res) = tolerance(&g, &plan, &base, p::L, x0, &ratios).unwrap();
+        let (t0, res) = tolerance(&g, &plan, &Flat, &base, p::L, x0, &ratios).unwrap();
         let mut prev = Rat::int(x0);
         for (r, tr) in ratios.iter().zip(&res) {
             let tau = Rat::new(t0 * r.0, r.1);
@@ -116,9 +117,9 @@ fn step_merges_close_breakpoints() {
     let mut g = random_graph(&spec).unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     let base = point(0.0, 100.0, 0.0, 0.0, 0.0);
-    let exact = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions::default()).unwrap();
+    let exact = sweep(&g, &plan, &Flat, &base, p::L, 0, 50_000 * NS, SweepOptions::default()).unwrap();
     let step = 5_000 * NS;
-    let coarse = sweep(&g, &plan, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step), ..Default::default() }).unwrap();
+    let coarse = sweep(&g, &plan, &Flat, &base, p::L, 0, 50_000 * NS, SweepOptions { step: Some(step), ..Default::default() }).unwrap();
     assert!(coarse.breakpoints.len() <= exact.breakpoints.len());
     for w in coarse.breakpoints.windows(2) {
         assert!(w[1].at >= w[0].at.plus_int(step));
@@ -133,7 +134,7 @@ fn random_sweeps_have_breakpoints() {
         let spec = RandomSpec { ranks: 2 + (seed % 5) as u32, rounds: 2 + (seed % 7) as u32, seed, max_calc: 20_000, ..Default::default() };
         let mut g = random_graph(&spec).unwrap();
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        total += sweep(&g, &plan, &point(0.0, 100.0, 0.0, 0.0, 0.0), p::L, 0, 20_000 * NS, SweepOptions::default()).unwrap().breakpoints.len();
+        total += sweep(&g, &plan, &Flat, &point(0.0, 100.0, 0.0, 0.0, 0.0), p::L, 0, 20_000 * NS, SweepOptions::default()).unwrap().breakpoints.len();
     }
     eprintln!("breakpoints over 60 graphs: {total}");
     assert!(total > 60, "the property tests above must see breakpoints ({total})");
@@ -148,18 +149,18 @@ fn threaded_multi_point_passes_equal_single_points() {
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     let base = point(0.0, 300.0, 0.0, 0.018, 0.0);
     let pts: Vec<Point> = (0..13).map(|i| base.at_ticks(p::L, i * 2_500 * NS, 1)).collect();
-    let all = evaluate(&g, &plan, &pts, p::L).unwrap();
+    let all = evaluate(&g, &plan, &Flat, &pts, p::L).unwrap();
     for (pt, e) in pts.iter().zip(&all) {
-        let one = evaluate(&g, &plan, std::slice::from_ref(pt), p::L).unwrap()[0];
+        let one = evaluate(&g, &plan, &Flat, std::slice::from_ref(pt), p::L).unwrap()[0];
         assert_eq!(*e, one);
-        let pr = latitude_core::engine::predict(&g, &plan, pt).unwrap();
+        let pr = latitude_core::engine::predict(&g, &plan, &Flat, pt).unwrap();
         assert_eq!((e.t, e.right, e.left), (pr.t, pr.right[p::L], pr.left[p::L]));
     }
 }
 
 fn both_methods(g: &latitude_core::ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Sweep, Sweep) {
-    let env = sweep(g, plan, base, k, lo, hi, SweepOptions::default()).unwrap();
-    let tan = sweep(g, plan, base, k, lo, hi, SweepOptions { method: SweepMethod::Tangents, ..Default::default() }).unwrap();
+    let env = sweep(g, plan, &Flat, base, k, lo, hi, SweepOptions::default()).unwrap();
+    let tan = sweep(g, plan, &Flat, base, k, lo, hi, SweepOptions { method: SweepMethod::Tangents, ..Default::default() }).unwrap();
     (env, tan)
 }
 

@@ -5,6 +5,7 @@
 
 use latitude_core::collectives::{ceil_log2, emit, messages, place, pof2_floor, Algorithm, CollKind, Placed, Prog, RankCall};
 use latitude_core::graph::{Dep, ExecGraph, GraphBuilder, Kind, NONE};
+use latitude_core::net::Flat;
 
 use Algorithm as A;
 use CollKind as K;
@@ -455,7 +456,7 @@ fn emit_blocking_all_chains_after_each_rank() {
     assert_eq!(done.len(), 8);
     let mut g = b.finish().unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
+    let pr = predict(&g, &plan, &Flat, &Point::from_ns(&[1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
     // The slowest rank (800 ns) starts the last round-1 exchange; 3 rounds of L follow.
     assert_eq!(pr.runtime_ns(), 800.0 + 3.0 * 1000.0);
 }

@@ -4,6 +4,7 @@
 
 use latitude_core::graph::{Dep, ExecGraph, GraphBuilder, Kind, Op};
 use latitude_core::model::{b, p, Model, Point, Protocol, NPARAM};
+use latitude_core::net::{Flat, Routes};
 
 /// LLAMP paper Fig. 4: rank 0: c0 -> send(4 B) -> c1; rank 1: c2 -> recv -> c3.
 pub fn worked_example(c0: u64) -> ExecGraph {
@@ -22,20 +23,26 @@ pub fn worked_example(c0: u64) -> ExecGraph {
 }
 
 pub fn point(l: f64, o: f64, gap: f64, gb: f64, ob: f64) -> Point {
-    Point::from_ns([l, o, gap, gb, ob]).unwrap()
+    Point::from_ns(&[l, o, gap, gb, ob]).unwrap()
 }
 
-/// Reference T(θ) by memoised recursion on (vertex, start/end).
+/// Reference T(θ) by memoised recursion on (vertex, start/end); a message's L and G are
+/// its pair's latency and gap on `net`.
 pub struct Reference<'a> {
     g: &'a ExecGraph,
     m: Model,
     pt: Point,
+    net: &'a dyn Routes,
     memo: Vec<[Option<i128>; 2]>,
     gap_prev: Vec<u32>,
 }
 
 impl<'a> Reference<'a> {
     pub fn new(g: &'a ExecGraph, m: Model, pt: Point) -> Self {
+        Self::on(g, m, pt, &Flat)
+    }
+
+    pub fn on(g: &'a ExecGraph, m: Model, pt: Point, net: &'a dyn Routes) -> Self {
         let mut gap_prev = vec![u32::MAX; g.len()];
         if m.nic_serialization {
             let (off, ids) = g.by_rank();
@@ -49,11 +56,23 @@ impl<'a> Reference<'a> {
                 }
             }
         }
-        Reference { g, m, pt, memo: vec![[None, None]; g.len()], gap_prev }
+        Reference { g, m, pt, net, memo: vec![[None, None]; g.len()], gap_prev }
     }
 
-    fn c(&self, terms: &[(usize, u64)]) -> i128 {
-        terms.iter().map(|&(k, n)| n as i128 * self.pt.theta[k]).sum()
+    /// Cost terms of send u's message.
+    fn c(&self, u: u32, terms: &[(usize, u64)]) -> i128 {
+        let route = self.net.route(self.g.rank(u), self.g.peer(u));
+        terms
+            .iter()
+            .map(|&(k, n)| {
+                n as i128
+                    * match k {
+                        p::L => route.lat.at(&self.pt),
+                        p::G_BYTE => route.gap.at(&self.pt),
+                        _ => self.pt.theta[k],
+                    }
+            })
+            .sum()
     }
 
     pub fn start(&mut self, v: u32) -> i128 {
@@ -68,7 +87,7 @@ impl<'a> Reference<'a> {
         }
         let gp = self.gap_prev[v as usize];
         if gp != u32::MAX {
-            let t = self.start(gp) + self.c(&[(p::G_MSG, 1), (p::G_BYTE, b(self.g.val(gp)))]);
+            let t = self.start(gp) + self.c(gp, &[(p::G_MSG, 1), (p::G_BYTE, b(self.g.val(gp)))]);
             s = s.max(t);
         }
         self.memo[v as usize][0] = Some(s);
@@ -88,19 +107,19 @@ impl<'a> Reference<'a> {
                 let (u, r) = if kind == Kind::Send { (v, g.partner(v)) } else { (g.partner(v), v) };
                 let s = g.val(u);
                 let (su, sr) = (self.start(u), self.start(r));
-                let arrival = su + self.c(&[(o, 1), (l, 1), (gb, b(s))]);
+                let arrival = su + self.c(u, &[(o, 1), (l, 1), (gb, b(s))]);
                 if self.m.is_eager(s) {
                     if kind == Kind::Send {
-                        sv + self.c(&[(o, 1), (ob, b(s))])
+                        sv + self.c(u, &[(o, 1), (ob, b(s))])
                     } else {
-                        sr.max(arrival) + self.c(&[(o, 1), (ob, b(s))])
+                        sr.max(arrival) + self.c(u, &[(o, 1), (ob, b(s))])
                     }
                 } else {
-                    let rts = su + self.c(&[(o, 1), (l, 1)]);
+                    let rts = su + self.c(u, &[(o, 1), (l, 1)]);
                     match (self.m.protocol, kind) {
-                        (Protocol::Handshake, Kind::Recv) => rts.max(sr) + self.c(&[(o, 2), (l, 2), (gb, b(s))]),
-                        (Protocol::Handshake, _) => rts.max(sr) + self.c(&[(o, 2), (l, 3), (gb, b(s))]),
-                        (Protocol::LogGopSim, Kind::Recv) => sr.max(arrival) + self.c(&[(o, 1)]),
+                        (Protocol::Handshake, Kind::Recv) => rts.max(sr) + self.c(u, &[(o, 2), (l, 2), (gb, b(s))]),
+                        (Protocol::Handshake, _) => rts.max(sr) + self.c(u, &[(o, 2), (l, 3), (gb, b(s))]),
+                        (Protocol::LogGopSim, Kind::Recv) => sr.max(arrival) + self.c(u, &[(o, 1)]),
                         (Protocol::LogGopSim, _) => rts.max(sr),
                     }
                 }

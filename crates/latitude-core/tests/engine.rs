@@ -5,6 +5,7 @@ use latitude_core::engine::{predict, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
 use latitude_core::model::{p, Model, Point, Protocol};
+use latitude_core::net::Flat;
 
 fn ns(pred: &latitude_core::engine::Prediction) -> f64 {
     pred.runtime_ns()
@@ -16,7 +17,7 @@ fn worked_example_late_sender() {
     let mut g = worked_example(1000);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
     for l in [0.0, 385.0, 500.0, 3000.0] {
-        let pr = predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
+        let pr = predict(&g, &plan, &Flat, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
         assert_eq!(ns(&pr), l + 2015.0);
         assert_eq!(pr.right[p::L], 1);
         assert_eq!(pr.left[p::L], 1);
@@ -29,7 +30,7 @@ fn worked_example_critical_latency() {
     // c0 = 0.1 µs: T = max(L + 1.115 µs, 1.5 µs), L_c = 0.385 µs.
     let mut g = worked_example(100);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let at = |l: f64| predict(&g, &plan, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
+    let at = |l: f64| predict(&g, &plan, &Flat, &point(l, 0.0, 0.0, 5.0, 0.0)).unwrap();
     assert_eq!(ns(&at(0.0)), 1500.0);
     assert_eq!(at(0.0).right[p::L], 0);
     assert_eq!(ns(&at(200.0)), 1500.0);
@@ -45,13 +46,13 @@ fn worked_example_critical_latency() {
 fn worked_example_path_breakdown() {
     let mut g = worked_example(1000);
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let pr = predict(&g, &plan, &point(500.0, 0.0, 0.0, 5.0, 0.0)).unwrap();
+    let pr = predict(&g, &plan, &Flat, &point(500.0, 0.0, 0.0, 5.0, 0.0)).unwrap();
     let total = pr.path_total();
     assert_eq!(total.c, 2000); // c0 + c3
     assert_eq!(total.a[p::L], 1);
     assert_eq!(total.a[p::G_BYTE], 3);
-    assert_eq!(pr.summary(&g).messages, 1);
-    assert_eq!(pr.summary(&g).rank_messages, vec![0, 1]);
+    assert_eq!(pr.summary(&g, &Flat).messages, 1);
+    assert_eq!(pr.summary(&g, &Flat).rank_messages, vec![0, 1]);
     assert_eq!(total.eval(&pr.point), pr.t);
 }
 
@@ -97,7 +98,7 @@ fn engine_equals_reference_on_random_graphs() {
                 [0.0, 0.018, 1.0][rng.below(3) as usize],
                 [0.0, 0.5][rng.below(2) as usize],
             );
-            let pr = predict(&g, &plan, &pt).unwrap();
+            let pr = predict(&g, &plan, &Flat, &pt).unwrap();
             let mut reference = Reference::new(&g, m, pt);
             assert_eq!(pr.t, reference.runtime(), "seed {} model {m:?}", spec.seed);
             assert_eq!(pr.path_total().eval(&pt), pr.t, "path sums to T (seed {})", spec.seed);
@@ -118,11 +119,11 @@ fn derivatives_are_exact_one_sided_slopes() {
             let plan = Plan::prepare(&mut g, m).unwrap();
             let l = 1 + rng.below(40) as i128 * 50;
             let base = point(l as f64, 100.0, 0.0, 1.0, 0.0);
-            let pr = predict(&g, &plan, &base).unwrap();
+            let pr = predict(&g, &plan, &Flat, &base).unwrap();
             let bound = 3 * g.len() as i128 + 2;
             let eval = |num: i128, den: i128| {
                 let q = base.with_rational(p::L, num, den);
-                let t = predict(&g, &plan, &q).unwrap().t;
+                let t = predict(&g, &plan, &Flat, &q).unwrap().t;
                 (t, q.unit)
             };
             let (t_hi, u_hi) = eval(l * bound + 1, bound);
@@ -159,12 +160,12 @@ fn runtime_is_monotone_and_convex_in_l() {
     let spec = RandomSpec { ranks: 5, rounds: 10, seed: 99, ..Default::default() };
     let mut g = random_graph(&spec).unwrap();
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let ts: Vec<i128> = (0..60).map(|i| predict(&g, &plan, &point(i as f64 * 100.0, 50.0, 0.0, 0.5, 0.0)).unwrap().t).collect();
+    let ts: Vec<i128> = (0..60).map(|i| predict(&g, &plan, &Flat, &point(i as f64 * 100.0, 50.0, 0.0, 0.5, 0.0)).unwrap().t).collect();
     for w in ts.windows(3) {
         assert!(w[1] >= w[0]);
         assert!(w[2] - w[1] >= w[1] - w[0], "convex");
     }
-    let _ = Point::from_ns([0.0; 5]);
+    let _ = Point::from_ns(&[0.0; 5]);
 }
 
 /// Schedgen's shape of an Irecv-first ring exchange (the usual halo pattern): each op
@@ -227,7 +228,7 @@ fn schedgen_irecv_ring_is_valid_for_every_protocol() {
         let mut g = g0.clone();
         let plan = Plan::prepare(&mut g, m).unwrap();
         let pt = point(3000.0, 1500.0, 0.0, 0.018, 0.0);
-        let pr = predict(&g, &plan, &pt).unwrap();
+        let pr = predict(&g, &plan, &Flat, &pt).unwrap();
         assert_eq!(pr.t, Reference::new(&g, m, pt).runtime(), "{m:?}");
     }
 }

@@ -9,6 +9,7 @@ use latitude_core::collectives::Selection;
 use latitude_core::engine::{predict, Plan};
 use latitude_core::graph::{Dep, ExecGraph, Kind, ANY};
 use latitude_core::model::{Model, Point};
+use latitude_core::net::Flat;
 use latitude_core::schedule::{schedule_path, ScheduleOptions, Scheduled};
 
 /// A fresh directory with one file per rank.
@@ -130,7 +131,7 @@ fn converts_the_liballprof_fixture() {
         assert_eq!(calcs, ["calc 2000", "calc 1000", "calc 1000", "calc 1000", "calc 1000", "calc 1000"]);
         let mut g = s.graph;
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
+        let pr = predict(&g, &plan, &Flat, &Point::from_ns(&[1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
         // The root never waits (eager sends, o = 0), so the bcasts pipeline: 7 µs of the
         // root's computation, then the last bcast's two hops to the deepest leaf.
         assert_eq!(pr.runtime_ns(), 7000.0 + 2.0 * 1000.0);
@@ -282,7 +283,7 @@ MPI_Finalize:400:-\n";
     let dir = trace_dir("self", &[r]);
     let mut g = run(&dir, &ScheduleOptions::default()).graph;
     let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-    let pr = predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
+    let pr = predict(&g, &plan, &Flat, &Point::from_ns(&[1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
     // 100 + 99 + 99 + 99 µs of computation between the calls, in sequence.
     assert_eq!(pr.runtime_ns(), 397_000.0);
 }

@@ -8,6 +8,7 @@ use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
 use latitude_core::graph::{ExecGraph, GraphBuilder, Op, ANY};
 use latitude_core::model::{Model, Point, Protocol};
+use latitude_core::net::Flat;
 use latitude_core::sim::{simulate, simulate_samples, Dist, NoiseSpec, OsNoise, SimGraph, SimOptions, SimResult};
 
 fn opts(model: Model, cpu_serialization: bool) -> SimOptions {
@@ -21,13 +22,13 @@ fn ticks(r: &SimResult) -> i128 {
 
 fn sim(g: &ExecGraph, o: &SimOptions, pt: &Point) -> SimResult {
     let sg = SimGraph::new(g).unwrap();
-    simulate(g, &sg, pt, o, &NoiseSpec::default(), 0).unwrap()
+    simulate(g, &sg, &Flat, pt, o, &NoiseSpec::default(), 0).unwrap()
 }
 
 /// Engine T in ticks of 10⁻⁹ ns (after preparing, which may reorder g).
 fn engine_ticks(g: &mut ExecGraph, model: Model, pt: &Point) -> i128 {
     let plan = Plan::prepare(g, model).unwrap();
-    predict(g, &plan, pt).unwrap().t
+    predict(g, &plan, &Flat, pt).unwrap().t
 }
 
 fn models() -> Vec<Model> {
@@ -220,7 +221,7 @@ fn rendezvous_deadlock_is_reported() {
     let eager = Model { eager_limit: u64::MAX, ..Model::default() };
     assert!(sim(&g, &opts(eager, true), &point(100.0, 1.0, 0.0, 0.0, 0.0)).runtime() > 0);
     let sg = SimGraph::new(&g).unwrap();
-    let err = simulate(&g, &sg, &point(100.0, 1.0, 0.0, 0.0, 0.0), &SimOptions::default(), &NoiseSpec::default(), 0).unwrap_err();
+    let err = simulate(&g, &sg, &Flat, &point(100.0, 1.0, 0.0, 0.0, 0.0), &SimOptions::default(), &NoiseSpec::default(), 0).unwrap_err();
     assert!(err.message.contains("was never received"), "{err}");
     assert!(err.message.contains("2 messages never received, 2 operations never started"), "{err}");
 }
@@ -232,7 +233,7 @@ fn unmatched_wildcard_receive_is_reported() {
     b.add(1, Op::calc(5)).unwrap();
     let g = b.finish().unwrap();
     let sg = SimGraph::new(&g).unwrap();
-    let err = simulate(&g, &sg, &point(1.0, 1.0, 0.0, 0.0, 0.0), &SimOptions::default(), &NoiseSpec::default(), 0).unwrap_err();
+    let err = simulate(&g, &sg, &Flat, &point(1.0, 1.0, 0.0, 0.0, 0.0), &SimOptions::default(), &NoiseSpec::default(), 0).unwrap_err();
     assert!(err.message.contains("rank 0 recv #0 from rank any tag 3 was never matched"), "{err}");
 }
 
@@ -248,18 +249,18 @@ fn noise_is_deterministic_and_thread_independent() {
         os: vec![OsNoise::Periodic { period_ns: 100_000.0, duration_ns: 2_000.0, synchronized: false }],
     };
     let o = SimOptions::default();
-    let a = simulate(&g, &sg, &pt, &o, &noise, 7).unwrap();
-    let b = simulate(&g, &sg, &pt, &o, &noise, 7).unwrap();
-    let c = simulate(&g, &sg, &pt, &o, &noise, 8).unwrap();
-    let quiet = simulate(&g, &sg, &pt, &o, &NoiseSpec::default(), 7).unwrap();
+    let a = simulate(&g, &sg, &Flat, &pt, &o, &noise, 7).unwrap();
+    let b = simulate(&g, &sg, &Flat, &pt, &o, &noise, 7).unwrap();
+    let c = simulate(&g, &sg, &Flat, &pt, &o, &noise, 8).unwrap();
+    let quiet = simulate(&g, &sg, &Flat, &pt, &o, &NoiseSpec::default(), 7).unwrap();
     assert_eq!(a.rank_end, b.rank_end);
     assert_ne!(a.rank_end, c.rank_end);
     assert_ne!(a.rank_end, quiet.rank_end);
-    let one = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 0, 12, 1).unwrap();
+    let one = simulate_samples(&g, &sg, &Flat, &pt, &o, &noise, 7, 0, 12, 1).unwrap();
     assert_eq!(one[0].runtime_ns, a.runtime_ns(), "a single run is sample 0");
-    let two = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 0, 12, 2).unwrap();
+    let two = simulate_samples(&g, &sg, &Flat, &pt, &o, &noise, 7, 0, 12, 2).unwrap();
     assert_eq!(one, two);
-    let tail = simulate_samples(&g, &sg, &pt, &o, &noise, 7, 5, 7, 2).unwrap();
+    let tail = simulate_samples(&g, &sg, &Flat, &pt, &o, &noise, 7, 5, 7, 2).unwrap();
     assert_eq!(&one[5..], &tail[..]);
     assert!(one.windows(2).any(|w| w[0].runtime_ns != w[1].runtime_ns));
 }

@@ -6,6 +6,7 @@
 use latitude_core::goal::read_goal_from;
 use latitude_core::graph::ExecGraph;
 use latitude_core::model::{Model, Point};
+use latitude_core::net::Flat;
 use latitude_core::sim::{simulate, NoiseSpec, Semantics, SimGraph, SimOptions, SimResult};
 
 fn goal(text: &str) -> ExecGraph {
@@ -25,8 +26,8 @@ const BASE: P = P { l: 1000.0, o: 50.0, g: 0.0, gb: 0.0, ob: 0.0 };
 fn run(g: &ExecGraph, p: P) -> SimResult {
     let sg = SimGraph::new(g).unwrap();
     let opts = SimOptions { semantics: Semantics::LogGopSim, model: Model { eager_limit: 65535, ..Model::default() }, ..Default::default() };
-    let pt = Point::from_ns([p.l, p.o, p.g, p.gb, p.ob]).unwrap();
-    simulate(g, &sg, &pt, &opts, &NoiseSpec::default(), 0).unwrap()
+    let pt = Point::from_ns(&[p.l, p.o, p.g, p.gb, p.ob]).unwrap();
+    simulate(g, &sg, &Flat, &pt, &opts, &NoiseSpec::default(), 0).unwrap()
 }
 
 fn ends(g: &ExecGraph, p: P) -> Vec<u64> {
@@ -286,8 +287,8 @@ send 8b to 0 tag 9
     // posted: unexpected forever
     let sg = SimGraph::new(&g).unwrap();
     let opts = SimOptions { semantics: Semantics::LogGopSim, ..Default::default() };
-    let pt = Point::from_ns([1000.0, 50.0, 0.0, 0.0, 0.0]).unwrap();
-    let err = simulate(&g, &sg, &pt, &opts, &NoiseSpec::default(), 0).unwrap_err();
+    let pt = Point::from_ns(&[1000.0, 50.0, 0.0, 0.0, 0.0]).unwrap();
+    let err = simulate(&g, &sg, &Flat, &pt, &opts, &NoiseSpec::default(), 0).unwrap_err();
     assert!(err.message.contains("rank 0 recv #2"), "{err}");
     assert!(err.message.contains("1 receives never matched, 1 messages never received"), "{err}");
 }
@@ -297,8 +298,8 @@ fn non_integer_parameters_are_rejected() {
     let g = goal(PINGPONG);
     let sg = SimGraph::new(&g).unwrap();
     let opts = SimOptions { semantics: Semantics::LogGopSim, ..Default::default() };
-    let pt = Point::from_ns([1000.0, 50.0, 0.0, 0.018, 0.0]).unwrap();
-    let err = simulate(&g, &sg, &pt, &opts, &NoiseSpec::default(), 0).unwrap_err();
+    let pt = Point::from_ns(&[1000.0, 50.0, 0.0, 0.018, 0.0]).unwrap();
+    let err = simulate(&g, &sg, &Flat, &pt, &opts, &NoiseSpec::default(), 0).unwrap_err();
     assert_eq!(err.location, "-G");
     assert!(err.message.contains("integer ns"), "{err}");
 }

@@ -5,6 +5,7 @@
 use latitude_core::engine::{predict, Plan};
 use latitude_core::graph::{Dep, ExecGraph, Kind, OrderKind, NONE};
 use latitude_core::model::{p, Model, Point};
+use latitude_core::net::Flat;
 use latitude_core::synth::{generate, JobFile, SynthOptions};
 
 fn gen(text: &str) -> ExecGraph {
@@ -42,8 +43,8 @@ fn traffic(g: &ExecGraph) -> Vec<[u64; 4]> {
 
 fn lambda_l(g: &mut ExecGraph, l_ns: f64) -> u64 {
     let plan = Plan::prepare(g, Model::default()).unwrap();
-    let pt = Point::from_ns([l_ns, 0.0, 0.0, 0.0, 0.0]).unwrap();
-    predict(g, &plan, &pt).unwrap().right[p::L]
+    let pt = Point::from_ns(&[l_ns, 0.0, 0.0, 0.0, 0.0]).unwrap();
+    predict(g, &plan, &Flat, &pt).unwrap().right[p::L]
 }
 
 fn job(ranks: &str, iterations: u64, motif: &str) -> String {
@@ -282,7 +283,7 @@ fn fingerprint(mut g: ExecGraph) -> (Vec<(u32, u32, u32, u32)>, Vec<(i128, u64)>
     let t = [0.0, 800.0, 5000.0]
         .iter()
         .map(|&l| {
-            let pr = predict(&g, &plan, &Point::from_ns([l, 300.0, 0.0, 0.01, 0.0]).unwrap()).unwrap();
+            let pr = predict(&g, &plan, &Flat, &Point::from_ns(&[l, 300.0, 0.0, 0.01, 0.0]).unwrap()).unwrap();
             (pr.t, pr.right[p::L])
         })
         .collect();

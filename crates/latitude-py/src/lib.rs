@@ -16,6 +16,7 @@ use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Pl
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
+use latitude_core::net::Flat;
 use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
 use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;
@@ -179,12 +180,12 @@ impl Graph {
         path_limit: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
             let plan = inner.plan(model)?;
-            let pr = engine_predict(&inner.g, &plan, &pt)?;
-            let summary = pr.summary(&inner.g);
+            let pr = engine_predict(&inner.g, &plan, &Flat, &pt)?;
+            let summary = pr.summary(&inner.g, &Flat);
             let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
                 .path
                 .iter()
@@ -203,9 +204,9 @@ impl Graph {
         d.set_item("t", pr.t)?;
         d.set_item("unit", pr.point.unit)?;
         d.set_item("runtime_ns", pr.runtime_ns())?;
-        d.set_item("theta_ns", pr.point.ns().to_vec())?;
-        d.set_item("right", pr.right.to_vec())?;
-        d.set_item("left", pr.left.to_vec())?;
+        d.set_item("theta_ns", pr.point.ns())?;
+        d.set_item("right", pr.right.clone())?;
+        d.set_item("left", pr.left.clone())?;
         d.set_item("param_names", p::NAMES.to_vec())?;
         d.set_item("calc_ns", s.calc_ns)?;
         d.set_item("latency_ns", s.latency_ns)?;
@@ -229,12 +230,12 @@ impl Graph {
     #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false))]
     fn lp<'py>(&self, py: Python<'py>, theta: [f64; NPARAM], protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
         let m = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                lp::build_lp(&inner.g, &plan, &pt)
+                lp::build_lp(&inner.g, &plan, &Flat, &pt, false)
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -326,7 +327,7 @@ impl Graph {
         nic_serialization: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
         let (lo, hi) = (ticks(lo), ticks(hi));
         let step = step.map(ticks);
         if param >= NPARAM || lo > hi {
@@ -336,7 +337,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                parametric::sweep(&inner.g, &plan, &pt, param, lo, hi, parametric::SweepOptions { step, ..Default::default() })
+                parametric::sweep(&inner.g, &plan, &Flat, &pt, param, lo, hi, parametric::SweepOptions { step, ..Default::default() })
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -365,7 +366,7 @@ impl Graph {
         nic_serialization: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
         if param >= NPARAM || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad tolerance parameter or ratio (< 1)"));
         }
@@ -374,7 +375,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                tolerance::tolerance(&inner.g, &plan, &pt, param, x0, &ratios)
+                tolerance::tolerance(&inner.g, &plan, &Flat, &pt, param, x0, &ratios)
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -401,7 +402,7 @@ impl Graph {
         nic_serialization: bool,
     ) -> PyResult<Vec<(&'static str, i128, i128)>> {
         let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(theta).map_err(|m| input_error(py, Error::new(m)))?;
+        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
         if param >= NPARAM || targets.iter().any(|&(_, d)| d <= 0) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad parameter or target"));
         }
@@ -411,7 +412,7 @@ impl Graph {
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
                 let plan = inner.plan(model)?;
-                tolerance::max_below(&inner.g, &plan, &pt, param, x0, &targets)
+                tolerance::max_below(&inner.g, &plan, &Flat, &pt, param, x0, &targets)
             })
             .map_err(|e| input_error(py, e))?;
         Ok(bounds

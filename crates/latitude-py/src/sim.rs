@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{Model, Point, NPARAM};
+use latitude_core::net::Flat;
 use latitude_core::sim::{self, Dist, NoiseSpec, OsNoise, Semantics, SimGraph, SimOptions, SimResult};
 use latitude_core::Error;
 use numpy::IntoPyArray;
@@ -79,7 +80,7 @@ pub fn setup(
     record: bool,
 ) -> PyResult<Result<Setup, Error>> {
     let semantics = semantics(semantics_name)?;
-    let pt = match Point::from_ns(theta) {
+    let pt = match Point::from_ns(&theta) {
         Ok(pt) => pt,
         Err(m) => return Ok(Err(Error::new(m))),
     };
@@ -93,7 +94,7 @@ pub fn setup(
 /// One simulation, timed.
 pub fn run_one(g: &ExecGraph, sg: &SimGraph, s: &Setup, seed: u64) -> Result<(SimResult, f64), Error> {
     let t0 = Instant::now();
-    let r = sim::simulate(g, sg, &s.pt, &s.opts, &s.noise, seed)?;
+    let r = sim::simulate(g, sg, &Flat, &s.pt, &s.opts, &s.noise, seed)?;
     Ok((r, t0.elapsed().as_secs_f64()))
 }
 
@@ -188,6 +189,6 @@ pub fn samples<'py>(py: Python<'py>, out: Result<(Vec<sim::Sample>, f64), Error>
 
 pub fn run_samples(g: &ExecGraph, sg: &SimGraph, s: &Setup, seed: u64, first: u64, count: u64, threads: usize) -> Result<(Vec<sim::Sample>, f64), Error> {
     let t0 = Instant::now();
-    let out = sim::simulate_samples(g, sg, &s.pt, &s.opts, &s.noise, seed, first, count, threads)?;
+    let out = sim::simulate_samples(g, sg, &Flat, &s.pt, &s.opts, &s.noise, seed, first, count, threads)?;
     Ok((out, t0.elapsed().as_secs_f64()))
 }

@@ -22,7 +22,8 @@ use super::plan::Plan;
 use super::rational::{cmp_frac, Line};
 use super::walk::{walk, Domain, COLLECT_EVERY};
 use crate::graph::ExecGraph;
-use crate::model::{Affine, Point, NPARAM};
+use crate::model::{Lin, Point, MAXP};
+use crate::net::Routes;
 use rayon::prelude::*;
 
 /// A value: the arena lines `off..off+len`, each shifted by (ds, dc).
@@ -39,9 +40,10 @@ const GC_MIN: usize = 1 << 20;
 
 struct Envelopes {
     k: usize,
-    unit: i128,
+    /// unit / 10⁹ of the base point.
+    scale: i128,
     /// The base point's parameters with θ_k = 0 (x is carried by the slopes).
-    theta: [i128; NPARAM],
+    theta: [i128; MAXP],
     lo: i128,
     hi: i128,
     arena: Vec<Line>,
@@ -65,7 +67,7 @@ impl Envelopes {
         theta[k] = 0;
         Envelopes {
             k,
-            unit: base.unit,
+            scale: base.scale(),
             theta,
             lo,
             hi,
@@ -288,18 +290,20 @@ impl Domain for Envelopes {
         Env { off: 0, len: 1, ds: 0, dc: 0 }
     }
     #[inline]
-    fn add(&mut self, x: &Env, a: &Affine) -> Env {
+    fn add(&mut self, x: &Env, a: &Lin) -> Env {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
     #[inline]
-    fn add_to(&mut self, x: &mut Env, a: &Affine) {
-        let mut dc = a.c as i128 * self.unit;
-        for (ak, th) in a.a.iter().zip(&self.theta) {
-            dc += *ak as i128 * th;
+    fn add_to(&mut self, x: &mut Env, a: &Lin) {
+        let mut dc = a.c * self.scale;
+        for (k, ak) in a.terms() {
+            dc += ak as i128 * self.theta[k];
+            if k == self.k {
+                x.ds += ak;
+            }
         }
-        x.ds += a.a[self.k];
         x.dc += dc;
     }
     fn max(&mut self, cands: &[Env]) -> (Env, usize) {
@@ -361,10 +365,10 @@ impl Envelopes {
 
 /// The lines of T on [lo, hi] (ticks of parameter `k`, others at `base`), in slope order,
 /// each maximal on a sub-interval of positive length; and the widest envelope built.
-pub fn envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize) {
+pub fn envelope<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize) {
     assert!(lo < hi);
     let mut dom = Envelopes::new(base, k, lo, hi);
-    walk(g, plan, &mut dom, None);
+    walk(g, plan, net, &mut dom, None);
     let t = dom.result.unwrap_or_else(|| dom.zero());
     (dom.lines(&t).collect(), dom.widest)
 }
@@ -373,10 +377,11 @@ pub fn envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi
 /// breakpoints usually crowd at one end, so equal widths can leave one core with nearly all
 /// of it: a pass over the first few percent of the graph samples where the live envelopes
 /// break, and the cuts are that sample's quantiles (equal widths if it saw no breakpoint).
-fn balanced_cuts(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, parts: usize) -> Vec<i128> {
+#[allow(clippy::too_many_arguments)]
+fn balanced_cuts<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, lo: i128, hi: i128, parts: usize) -> Vec<i128> {
     let mut dom = Envelopes::new(base, k, lo, hi);
     dom.probe = Some((g.len() / 32 / COLLECT_EVERY).max(1));
-    walk(g, plan, &mut dom, None);
+    walk(g, plan, net, &mut dom, None);
     let mut xs = dom.sample;
     xs.retain(|x| x.is_finite());
     xs.sort_by(f64::total_cmp);
@@ -393,14 +398,14 @@ fn balanced_cuts(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, h
 
 /// [`envelope`] with [lo, hi] cut into one part per thread (parts are independent passes);
 /// the parts' lines joined. Returns (lines, widest envelope, parts).
-pub fn envelope_parallel(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize, usize) {
+pub fn envelope_parallel<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, lo: i128, hi: i128) -> (Vec<Line>, usize, usize) {
     let threads = crate::parallel::threads();
     let parts = if g.len() < 50_000 { 1 } else { threads.min((hi - lo).clamp(1, usize::MAX as i128) as usize) };
-    let cuts = if parts == 1 { vec![lo, hi] } else { balanced_cuts(g, plan, base, k, lo, hi, parts) };
+    let cuts = if parts == 1 { vec![lo, hi] } else { balanced_cuts(g, plan, net, base, k, lo, hi, parts) };
     let results: Vec<(Vec<Line>, usize)> = if parts == 1 {
-        vec![envelope(g, plan, base, k, lo, hi)]
+        vec![envelope(g, plan, net, base, k, lo, hi)]
     } else {
-        crate::parallel::run(|| cuts.par_windows(2).map(|w| envelope(g, plan, base, k, w[0], w[1])).collect())
+        crate::parallel::run(|| cuts.par_windows(2).map(|w| envelope(g, plan, net, base, k, w[0], w[1])).collect())
     };
     let mut lines: Vec<Line> = Vec::new();
     let mut widest = 0;
@@ -423,7 +428,7 @@ mod tests {
 
     #[test]
     fn dominance_is_decided_at_one_point_per_line() {
-        let base = Point::from_ns([0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
+        let base = Point::from_ns(&[0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
         let mut dom = Envelopes::new(&base, p::L, 0, 100);
         fn env(dom: &mut Envelopes, lines: &[(u64, i128)]) -> Env {
             let off = dom.arena.len() as u32;
@@ -459,12 +464,12 @@ mod tests {
         let spec = RandomSpec { ranks: 32, rounds: 300, seed: 8, max_calc: 20_000, ..Default::default() };
         let mut g = random_graph(&spec).unwrap();
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        let base = Point::from_ns([0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
+        let base = Point::from_ns(&[0.0, 300.0, 0.0, 0.018, 0.0]).unwrap();
         let run = |gc_min: usize| {
             let mut dom = Envelopes::new(&base, p::L, 0, 30_000 * TICKS_PER_NS);
             dom.gc_min = gc_min;
             dom.next_gc = gc_min;
-            walk(&g, &plan, &mut dom, None);
+            walk(&g, &plan, &crate::net::Flat, &mut dom, None);
             let t = dom.result.expect("a sink");
             (dom.lines(&t).collect::<Vec<_>>(), dom.compactions)
         };

@@ -3,6 +3,7 @@
 
 pub mod envelope;
 pub mod multi;
+pub mod pairs;
 pub mod parametric;
 pub mod path;
 pub mod plan;

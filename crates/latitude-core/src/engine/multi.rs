@@ -9,7 +9,8 @@ use super::plan::Plan;
 use super::walk::{walk, Domain};
 use crate::error::Result;
 use crate::graph::ExecGraph;
-use crate::model::{Affine, Point, NPARAM};
+use crate::model::{Lin, Point, MAXP};
+use crate::net::Routes;
 use rayon::prelude::*;
 
 /// Most points per pass (values per slot: 2·K of 32 bytes).
@@ -36,21 +37,22 @@ const TK0: Tk = Tk { t: 0, hi: 0, lo: 0 };
 
 /// N points per pass (N ≤ K); values are sized to N so a pass never copies unused points.
 struct Multi<const N: usize> {
-    units: [i128; N],
-    thetas: [[i128; NPARAM]; N],
+    /// Per point: unit / 10⁹ (what a constant in ticks is multiplied by).
+    scales: [i128; N],
+    thetas: [[i128; MAXP]; N],
     k: usize,
     best: [Option<Tk>; N],
 }
 
 impl<const N: usize> Multi<N> {
     fn new(pts: &[Point], k: usize) -> Self {
-        let mut units = [0; N];
-        let mut thetas = [[0; NPARAM]; N];
+        let mut scales = [0; N];
+        let mut thetas = [[0; MAXP]; N];
         for (i, pt) in pts.iter().enumerate() {
-            units[i] = pt.unit;
+            scales[i] = pt.scale();
             thetas[i] = pt.theta;
         }
-        Multi { units, thetas, k, best: [None; N] }
+        Multi { scales, thetas, k, best: [None; N] }
     }
 }
 
@@ -60,28 +62,20 @@ impl<const N: usize> Domain for Multi<N> {
         [TK0; N]
     }
     #[inline]
-    fn add(&mut self, x: &[Tk; N], a: &Affine) -> [Tk; N] {
+    fn add(&mut self, x: &[Tk; N], a: &Lin) -> [Tk; N] {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
     #[inline]
-    fn add_to(&mut self, r: &mut [Tk; N], a: &Affine) {
-        // The cost's nonzero coefficients, once for all points.
-        let mut nz = [(0usize, 0i128); NPARAM];
-        let mut m = 0;
-        for (k, &ak) in a.a.iter().enumerate() {
-            if ak != 0 {
-                nz[m] = (k, ak as i128);
-                m += 1;
-            }
-        }
-        let ak = a.a[self.k];
-        let c = a.c as i128;
+    fn add_to(&mut self, r: &mut [Tk; N], a: &Lin) {
+        let ak = a.coeff(self.k);
+        let c = a.c;
+        let m = a.n as usize;
         for i in 0..N {
-            let mut t = c * self.units[i];
-            for &(k, ak) in &nz[..m] {
-                t += ak * self.thetas[i][k];
+            let mut t = c * self.scales[i];
+            for j in 0..m {
+                t += a.a[j] as i128 * self.thetas[i][a.k[j] as usize];
             }
             r[i].t += t;
             r[i].hi += ak;
@@ -109,17 +103,17 @@ impl<const N: usize> Domain for Multi<N> {
 }
 
 /// One pass over the graph for up to K points.
-fn pass(g: &ExecGraph, plan: &Plan, pts: &[Point], k: usize) -> Vec<Eval> {
-    fn run<const N: usize>(g: &ExecGraph, plan: &Plan, pts: &[Point], k: usize) -> Vec<Option<Tk>> {
+fn pass<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pts: &[Point], k: usize) -> Vec<Eval> {
+    fn run<const N: usize, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pts: &[Point], k: usize) -> Vec<Option<Tk>> {
         let mut dom = Multi::<N>::new(pts, k);
-        walk(g, plan, &mut dom, None);
+        walk(g, plan, net, &mut dom, None);
         dom.best[..pts.len()].to_vec()
     }
     let best = match pts.len() {
-        1 => run::<1>(g, plan, pts, k),
-        2 => run::<2>(g, plan, pts, k),
-        3 | 4 => run::<4>(g, plan, pts, k),
-        _ => run::<K>(g, plan, pts, k),
+        1 => run::<1, R>(g, plan, net, pts, k),
+        2 => run::<2, R>(g, plan, net, pts, k),
+        3 | 4 => run::<4, R>(g, plan, net, pts, k),
+        _ => run::<K, R>(g, plan, net, pts, k),
     };
     pts.iter()
         .zip(best)
@@ -142,14 +136,14 @@ fn merge(b: &mut Tk, x: &Tk) {
 
 /// T and the one-sided slopes in parameter `k` at every point: chunks of up to K points,
 /// one pass each, spread over the available cores (graphs are read-only and shared).
-pub fn evaluate(g: &ExecGraph, plan: &Plan, points: &[Point], k: usize) -> Result<Vec<Eval>> {
+pub fn evaluate<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, points: &[Point], k: usize) -> Result<Vec<Eval>> {
     for pt in points {
-        plan.check(pt)?;
+        plan.check(pt, net)?;
     }
     let threads = crate::parallel::threads().clamp(1, points.len().max(1));
     // Enough chunks to keep every thread busy, none larger than K.
     let size = points.len().div_ceil(threads).clamp(1, K);
-    let pass = |chunk: &[Point]| -> Vec<Eval> { pass(g, plan, chunk, k) };
+    let pass = |chunk: &[Point]| -> Vec<Eval> { pass(g, plan, net, chunk, k) };
     if threads == 1 || points.len() <= size || g.len() < 50_000 {
         return Ok(points.chunks(size).flat_map(pass).collect());
     }

@@ -23,6 +23,7 @@ use super::rational::{Line, Rat};
 use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::Point;
+use crate::net::Routes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Breakpoint {
@@ -77,14 +78,15 @@ struct Interval {
 }
 
 /// Breakpoints and pieces of T in parameter `k` on [lo, hi] (ticks), other parameters at `base`.
-pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128, opts: SweepOptions) -> Result<Sweep> {
+#[allow(clippy::too_many_arguments)]
+pub fn sweep<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, lo: i128, hi: i128, opts: SweepOptions) -> Result<Sweep> {
     assert!(lo <= hi);
     if opts.step.is_none() && opts.method == SweepMethod::Auto && lo < hi {
-        return sweep_envelope(g, plan, base, k, lo, hi);
+        return sweep_envelope(g, plan, net, base, k, lo, hi);
     }
     let (lo, hi) = (Rat::int(lo), Rat::int(hi));
     let mut out = Sweep { param: k, breakpoints: Vec::new(), pieces: Vec::new(), evaluations: 0, passes: 0 };
-    let ends = run(g, plan, base, k, &[lo, hi], &mut out)?;
+    let ends = run(g, plan, net, base, k, &[lo, hi], &mut out)?;
     let (_, la) = Line::at(lo, &ends[0]);
     let (lb, _) = Line::at(hi, &ends[1]);
     let mut pending = if la.s < lb.s { vec![Interval { a: lo, la, b: hi, lb }] } else { Vec::new() };
@@ -98,7 +100,7 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
             }
         }
         let xs: Vec<Rat> = todo.iter().map(|(_, x)| *x).collect();
-        let evals = run(g, plan, base, k, &xs, &mut out)?;
+        let evals = run(g, plan, net, base, k, &xs, &mut out)?;
         for ((iv, x), e) in todo.into_iter().zip(evals) {
             if iv.la.value(x) == Rat::new(e.t, x.den) {
                 out.breakpoints.push(Breakpoint { at: x, left: iv.la, right: iv.lb, exact: true });
@@ -125,21 +127,21 @@ pub fn sweep(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i
 }
 
 /// The exact sweep from T's envelope (see `envelope`): one pass per part of [lo, hi].
-fn sweep_envelope(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, lo: i128, hi: i128) -> Result<Sweep> {
+fn sweep_envelope<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, lo: i128, hi: i128) -> Result<Sweep> {
     for x in [lo, hi] {
-        plan.check(&base.at_ticks(k, x, 1))?;
+        plan.check(&base.at_ticks(k, x, 1), net)?;
     }
-    let (lines, _, parts) = envelope_parallel(g, plan, base, k, lo, hi);
+    let (lines, _, parts) = envelope_parallel(g, plan, net, base, k, lo, hi);
     let breakpoints: Vec<Breakpoint> = lines.windows(2).map(|w| Breakpoint { at: w[0].meet(&w[1]), left: w[0], right: w[1], exact: true }).collect();
     let pieces = pieces(Rat::int(lo), Rat::int(hi), lines[0], &breakpoints);
     Ok(Sweep { param: k, breakpoints, pieces, evaluations: 0, passes: parts })
 }
 
-fn run(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, xs: &[Rat], out: &mut Sweep) -> Result<Vec<Eval>> {
+fn run<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, xs: &[Rat], out: &mut Sweep) -> Result<Vec<Eval>> {
     let pts: Vec<Point> = xs.iter().map(|x| base.at_ticks(k, x.num, x.den)).collect();
     out.evaluations += pts.len();
     out.passes += pts.len().div_ceil(super::multi::K);
-    evaluate(g, plan, &pts, k)
+    evaluate(g, plan, net, &pts, k)
 }
 
 fn merge_closer_than(bps: &[Breakpoint], step: i128) -> Vec<Breakpoint> {

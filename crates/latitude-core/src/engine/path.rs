@@ -1,13 +1,16 @@
 //! The critical path: backtracking the winner records of a pass, and its breakdown.
 //!
-//! Each step carries its exact affine cost; the steps' costs sum to T. A breakdown
-//! attributes overhead (o, O) to the rank whose op pays it, network time (L, G) to the rank
-//! that waits for the message, NIC gaps (g) to the sending rank, calc to its rank.
+//! Each step carries its exact abstract cost (`L` and `G` standing for its message's pair
+//! latency and gap); on the machine (`Step::concrete`) the steps' costs sum to T. A
+//! breakdown attributes overhead (o, O) to the rank whose op pays it, network time (the
+//! pair's latency and gap) to the rank that waits for the message, NIC gaps (g) to the
+//! sending rank, calc to its rank.
 
 use super::plan::Plan;
-use super::walk::{NO_TERM, VIA_PARTNER};
+use super::walk::{route_of, NO_TERM, VIA_PARTNER};
 use crate::graph::{Dep, ExecGraph, Kind};
-use crate::model::{cost, p, Affine, Point, Protocol};
+use crate::model::{cost, p, Affine, Lin, Point, Protocol};
+use crate::net::{Route, Routes};
 
 /// What a step of the critical path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +56,28 @@ pub struct PathSummary {
 }
 
 impl Step {
+    /// The send whose message the step's latency and gap terms belong to (None for steps
+    /// without them).
+    pub fn send(&self, g: &ExecGraph) -> Option<u32> {
+        if self.cost.a[p::L] == 0 && self.cost.a[p::G_BYTE] == 0 {
+            return None;
+        }
+        Some(if g.kind(self.vertex) == Kind::Recv { g.partner(self.vertex) } else { self.vertex })
+    }
+
+    /// The step's route on the machine (flat for steps without network terms).
+    pub fn route<R: Routes>(&self, g: &ExecGraph, net: &R) -> Route {
+        match self.send(g) {
+            Some(u) => route_of(g, net, u as usize),
+            None => Route::flat(),
+        }
+    }
+
+    /// The step's concrete cost on the machine.
+    pub fn concrete<R: Routes>(&self, g: &ExecGraph, net: &R) -> Lin {
+        self.route(g, net).expand(&self.cost)
+    }
+
     /// Rank that pays the step's overhead and rank whose time the network part delays.
     pub fn ranks(&self, g: &ExecGraph) -> (u32, u32) {
         let own = g.rank(self.vertex);
@@ -63,7 +88,7 @@ impl Step {
     }
 }
 
-pub fn summarize(g: &ExecGraph, steps: &[Step], pt: &Point) -> PathSummary {
+pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R) -> PathSummary {
     let n = g.num_ranks() as usize;
     let mut s = PathSummary {
         rank_calc_ns: vec![0.0; n],
@@ -77,11 +102,12 @@ pub fn summarize(g: &ExecGraph, steps: &[Step], pt: &Point) -> PathSummary {
     let th = pt.ns();
     let mut pairs: Vec<(u32, u32)> = Vec::new(); // (send, receiving rank) with L on the path
     for st in steps {
-        let (own, net) = st.ranks(g);
+        let (own, waits) = st.ranks(g);
         let a = &st.cost.a;
         let calc = st.cost.c as f64;
-        let lat = a[p::L] as f64 * th[p::L];
-        let bw = a[p::G_BYTE] as f64 * th[p::G_BYTE];
+        let route = st.route(g, net);
+        let lat = a[p::L] as f64 * pt.to_ns(route.lat.at(pt));
+        let bw = a[p::G_BYTE] as f64 * pt.to_ns(route.gap.at(pt));
         let ovh = a[p::O_MSG] as f64 * th[p::O_MSG] + a[p::O_BYTE] as f64 * th[p::O_BYTE];
         let gap = a[p::G_MSG] as f64 * th[p::G_MSG];
         s.calc_ns += calc;
@@ -91,7 +117,7 @@ pub fn summarize(g: &ExecGraph, steps: &[Step], pt: &Point) -> PathSummary {
         s.gap_ns += gap;
         s.rank_calc_ns[own as usize] += calc;
         s.rank_overhead_ns[own as usize] += ovh;
-        s.rank_network_ns[net as usize] += lat + bw;
+        s.rank_network_ns[waits as usize] += lat + bw;
         s.rank_gap_ns[own as usize] += gap;
         if a[p::L] > 0 {
             let send = if g.kind(st.vertex) == Kind::Recv { g.partner(st.vertex) } else { st.vertex };

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::graph::{order, ExecGraph, Kind, IREQ, NONE};
 use crate::model::{p, Model, Point, NPARAM};
+use crate::net::Routes;
 
 pub struct Plan {
     pub model: Model,
@@ -60,10 +61,17 @@ impl Plan {
 
     /// Refuse a point whose exact times could exceed i128 (far beyond realistic inputs:
     /// hours of runtime at 10⁻⁹ ns resolution and rational scales up to ~10¹³ fit).
-    pub fn check(&self, pt: &Point) -> Result<()> {
+    /// The latency and gap terms are bounded by the network's largest route at `pt`.
+    pub fn check<R: Routes>(&self, pt: &Point, net: &R) -> Result<()> {
+        let (lat, gap) = net.max_route(pt);
         let mut m = self.calc_total * pt.unit as f64;
         for k in 0..NPARAM {
-            m += self.coeff_total[k] * (pt.theta[k] as f64).abs();
+            let v = match k {
+                p::L => lat,
+                p::G_BYTE => gap,
+                _ => (pt.theta[k] as f64).abs(),
+            };
+            m += self.coeff_total[k] * v;
         }
         if m.is_finite() && m < 1e37 {
             Ok(())

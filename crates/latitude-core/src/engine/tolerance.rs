@@ -16,6 +16,7 @@ use super::rational::{Line, Rat};
 use crate::error::Result;
 use crate::graph::ExecGraph;
 use crate::model::Point;
+use crate::net::Routes;
 
 /// The largest x ≥ x₀ with T(x) ≤ target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,11 +36,19 @@ pub struct ToleranceResult {
 
 /// Tolerances for target ratios τ/T(x₀) = num/den (e.g. 101/100 for 1 %), parameter k,
 /// baseline x₀ (ticks) and the other parameters at `base`. Returns T(x₀) in ticks and the results.
-pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, ratios: &[(i128, i128)]) -> Result<(i128, Vec<ToleranceResult>)> {
-    let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
+pub fn tolerance<R: Routes>(
+    g: &ExecGraph,
+    plan: &Plan,
+    net: &R,
+    base: &Point,
+    k: usize,
+    x0: i128,
+    ratios: &[(i128, i128)],
+) -> Result<(i128, Vec<ToleranceResult>)> {
+    let e0 = evaluate(g, plan, net, &[base.at_ticks(k, x0, 1)], k)?[0];
     let t0 = e0.t; // ticks (den 1)
     let targets: Vec<Rat> = ratios.iter().map(|&(n, d)| Rat::new(t0 * n, d)).collect();
-    let (bounds, evals) = max_below_from(g, plan, base, k, x0, e0, &targets)?;
+    let (bounds, evals) = max_below_from(g, plan, net, base, k, x0, e0, &targets)?;
     let res = bounds
         .into_iter()
         .zip(evals)
@@ -49,13 +58,23 @@ pub fn tolerance(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, r
 }
 
 /// For each target τ (ticks): the largest x ≥ x₀ with T(x) ≤ τ, and evaluations used.
-pub fn max_below(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
-    let e0 = evaluate(g, plan, &[base.at_ticks(k, x0, 1)], k)?[0];
-    max_below_from(g, plan, base, k, x0, e0, targets)
+pub fn max_below<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, base: &Point, k: usize, x0: i128, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
+    let e0 = evaluate(g, plan, net, &[base.at_ticks(k, x0, 1)], k)?[0];
+    max_below_from(g, plan, net, base, k, x0, e0, targets)
 }
 
 /// [`max_below`] with T and the slopes at x₀ already evaluated (`e0`).
-fn max_below_from(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, e0: Eval, targets: &[Rat]) -> Result<(Vec<Bound>, Vec<usize>)> {
+#[allow(clippy::too_many_arguments)]
+fn max_below_from<R: Routes>(
+    g: &ExecGraph,
+    plan: &Plan,
+    net: &R,
+    base: &Point,
+    k: usize,
+    x0: i128,
+    e0: Eval,
+    targets: &[Rat],
+) -> Result<(Vec<Bound>, Vec<usize>)> {
     let x0r = Rat::int(x0);
     let t0 = Rat::int(e0.t);
     let (_, right0) = Line::at(x0r, &e0);
@@ -75,7 +94,7 @@ fn max_below_from(g: &ExecGraph, plan: &Plan, base: &Point, k: usize, x0: i128, 
         let idx: Vec<usize> = (0..at.len()).filter(|&i| at[i].is_some()).collect();
         let xs: Vec<Rat> = idx.iter().map(|&i| at[i].unwrap()).collect();
         let pts: Vec<Point> = xs.iter().map(|x| base.at_ticks(k, x.num, x.den)).collect();
-        let out = evaluate(g, plan, &pts, k)?;
+        let out = evaluate(g, plan, net, &pts, k)?;
         for ((&i, x), e) in idx.iter().zip(xs).zip(out) {
             evals[i] += 1;
             let tau = targets[i];

@@ -4,21 +4,24 @@
 //! with derivatives), the LP builder (expressions and constraints) — walks the graph with
 //! this function and supplies a [`Domain`]: how to add an affine cost to a value and how to
 //! take a max. The rules of `model.rs` are applied here and nowhere else, which is what
-//! makes engine T = LP objective hold by construction.
+//! makes engine T = LP objective hold by construction. A message's abstract cost (its `L`
+//! and `G` meaning "this pair's latency and gap") becomes concrete through the route the
+//! [`Routes`] give for its pair of ranks, looked up once per message.
 
 use super::plan::Plan;
 use crate::graph::{ExecGraph, Kind, IREQ, NONE};
-use crate::model::{cost, Affine, Protocol};
+use crate::model::{cost, Lin, Protocol};
+use crate::net::{Route, Routes};
 
 /// What a pass computes with. `max` gets ≥ 1 candidates and returns the max and the index
 /// of the candidate that determines it (the critical predecessor).
 pub trait Domain {
     type Val: Copy;
     fn zero(&mut self) -> Self::Val;
-    fn add(&mut self, x: &Self::Val, a: &Affine) -> Self::Val;
+    fn add(&mut self, x: &Self::Val, a: &Lin) -> Self::Val;
     /// In-place `add` (domains with large values override it to avoid a copy).
     #[inline]
-    fn add_to(&mut self, x: &mut Self::Val, a: &Affine) {
+    fn add_to(&mut self, x: &mut Self::Val, a: &Lin) {
         *x = self.add(x, a);
     }
     fn max(&mut self, cands: &[Self::Val]) -> (Self::Val, usize);
@@ -60,8 +63,14 @@ pub const COLLECT_EVERY: usize = 4096;
 const S: usize = 0;
 const E: usize = 1;
 
+/// The route of send `u`'s message.
+#[inline]
+pub(crate) fn route_of<R: Routes>(g: &ExecGraph, net: &R, u: usize) -> Route {
+    net.route(g.rank[u], g.peer[u])
+}
+
 /// Run one pass. If `record` is given (length = vertices) it receives the winner records.
-pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Option<&mut [u32]>) {
+pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut D, mut record: Option<&mut [u32]>) {
     let zero = dom.zero();
     let mut store: Vec<[D::Val; 2]> = vec![[zero, zero]; plan.nslots.max(1)];
     let mut cands: Vec<D::Val> = Vec::with_capacity(16);
@@ -89,7 +98,8 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
             cands.extend(preds.iter().map(|&p| read(p)));
             if gp != NONE {
                 let prev = store[slot[gp as usize] as usize][S];
-                cands.push(dom.add(&prev, &cost::nic_gap(g.val[gp as usize])));
+                let gp = gp as usize;
+                cands.push(dom.add(&prev, &route_of(g, net, gp).expand(&cost::nic_gap(g.val[gp]))));
             }
             dom.note(v as u32, Quantity::Start);
             let (s, w) = dom.max(&cands);
@@ -103,7 +113,7 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         if kind == Kind::Calc {
             // The most common op: its end in place, no pair to finish.
             store[sv][E] = s;
-            dom.add_to(&mut store[sv][E], &Affine::constant(g.val[v]));
+            dom.add_to(&mut store[sv][E], &Lin::constant(g.val[v]));
             if let Some(rec) = record.as_deref_mut() {
                 rec[v] = win;
             }
@@ -115,7 +125,7 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
         }
         let own = match kind {
             Kind::Calc => unreachable!(),
-            Kind::Send if model.is_eager(g.val[v]) => Some(dom.add(&s, &cost::send_overhead(g.val[v]))),
+            Kind::Send if model.is_eager(g.val[v]) => Some(dom.add(&s, &Route::local(&cost::send_overhead(g.val[v])))),
             _ => None,
         };
         let q = g.partner[v];
@@ -124,7 +134,8 @@ pub fn walk<D: Domain>(g: &ExecGraph, plan: &Plan, dom: &mut D, mut record: Opti
             let q = q as usize;
             let s_q = store[slot[q] as usize][S];
             let (u, r, s_u, s_r) = if kind == Kind::Send { (v, q, s, s_q) } else { (q, v, s_q, s) };
-            let ends = finish_pair(dom, model.protocol, model.is_eager(g.val[u]), (u as u32, r as u32), s_u, s_r, g.val[u]);
+            let route = route_of(g, net, u);
+            let ends = finish_pair(dom, model.protocol, model.is_eager(g.val[u]), (u as u32, r as u32), s_u, s_r, g.val[u], &route);
             let (mine, mine_via, theirs) = if kind == Kind::Recv {
                 (ends.recv, ends.recv_via, ends.send)
             } else {
@@ -167,35 +178,53 @@ struct PairEnds<V> {
     send: Option<(V, bool)>,
 }
 
-fn finish_pair<D: Domain>(dom: &mut D, protocol: Protocol, eager: bool, (u, r): (u32, u32), s_u: D::Val, s_r: D::Val, size: u64) -> PairEnds<D::Val> {
+#[allow(clippy::too_many_arguments)]
+fn finish_pair<D: Domain>(
+    dom: &mut D,
+    protocol: Protocol,
+    eager: bool,
+    (u, r): (u32, u32),
+    s_u: D::Val,
+    s_r: D::Val,
+    size: u64,
+    route: &Route,
+) -> PairEnds<D::Val> {
     if eager {
-        let arrival = dom.add(&s_u, &cost::arrival(size));
+        let arrival = dom.add(&s_u, &route.expand(&cost::arrival(size)));
         dom.note(r, Quantity::End);
         let (m, w) = dom.max(&[s_r, arrival]);
-        return PairEnds { recv: dom.add(&m, &cost::recv_overhead(size)), recv_via: w == 1, send: None };
+        return PairEnds { recv: dom.add(&m, &Route::local(&cost::recv_overhead(size))), recv_via: w == 1, send: None };
     }
-    let (e_r, e_u, r_via, u_via) = rendezvous(dom, protocol, (u, r), s_r, s_u, size);
+    let (e_r, e_u, r_via, u_via) = rendezvous(dom, protocol, (u, r), s_r, s_u, size, route);
     PairEnds { recv: e_r, recv_via: r_via, send: Some((e_u, u_via)) }
 }
 
 /// Ends of a rendezvous pair: (E(recv), E(send), recv came via send side, send came via
 /// recv side).
-fn rendezvous<D: Domain>(dom: &mut D, protocol: Protocol, (u, v): (u32, u32), s_v: D::Val, s_u: D::Val, size: u64) -> (D::Val, D::Val, bool, bool) {
-    let rts = dom.add(&s_u, &cost::rts());
+fn rendezvous<D: Domain>(
+    dom: &mut D,
+    protocol: Protocol,
+    (u, v): (u32, u32),
+    s_v: D::Val,
+    s_u: D::Val,
+    size: u64,
+    route: &Route,
+) -> (D::Val, D::Val, bool, bool) {
+    let rts = dom.add(&s_u, &route.expand(&cost::rts()));
     match protocol {
         Protocol::Handshake => {
             // h = max(S(u) + o + L, S(v)); index 0 = sender side, 1 = receiver side.
             dom.note(v, Quantity::Match);
             let (h, w) = dom.max(&[rts, s_v]);
-            let e_v = dom.add(&h, &cost::handshake_recv(size));
-            let e_u = dom.add(&h, &cost::handshake_send(size));
+            let e_v = dom.add(&h, &route.expand(&cost::handshake_recv(size)));
+            let e_u = dom.add(&h, &route.expand(&cost::handshake_send(size)));
             (e_v, e_u, w == 0, w == 1)
         }
         Protocol::LogGopSim => {
-            let arrival = dom.add(&s_u, &cost::arrival(size));
+            let arrival = dom.add(&s_u, &route.expand(&cost::arrival(size)));
             dom.note(v, Quantity::End);
             let (m, wv) = dom.max(&[s_v, arrival]);
-            let e_v = dom.add(&m, &cost::loggopsim_recv());
+            let e_v = dom.add(&m, &Route::local(&cost::loggopsim_recv()));
             dom.note(u, Quantity::End);
             let (e_u, wu) = dom.max(&[rts, s_v]);
             (e_v, e_u, wv == 1, wu == 1)

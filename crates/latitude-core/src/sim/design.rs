@@ -38,7 +38,7 @@ use super::matching::{Found, Matcher, Side};
 use super::noise::Noise;
 use super::queue::{EventQueue, Key};
 use super::record::{Cause, Obs, Slice, SliceKind};
-use super::{stall_error, Outcome, SimGraph, Theta};
+use super::{stall_error, Outcome, PairCosts, SimGraph, Theta};
 use crate::error::Result;
 use crate::graph::{ExecGraph, Kind, NONE};
 use crate::model::{b, Model, Protocol};
@@ -51,6 +51,8 @@ pub(crate) struct Ctx<'a> {
     pub g: &'a ExecGraph,
     pub sg: &'a SimGraph,
     pub th: Theta,
+    /// Latency and gap per pair of ranks (θ's L and G on a flat machine).
+    pub pairs: &'a PairCosts,
     pub model: Model,
     pub cpu_serialization: bool,
     pub noise: &'a Noise<'a>,
@@ -238,6 +240,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn send(&mut self, u: u32) {
         let (c, op) = (self.c, *self.sg.op(u));
         let th = &c.th;
+        let (lat, gap) = c.pairs.get(th, op.rank, op.peer);
         let eager = c.model.is_eager(op.val);
         let (mut t, mut cause) = (self.now, if O::ON { Cause::ready(self.vx(u)) } else { Cause::NONE });
         let rn = op.rank as usize * self.sg.nnic + op.nic as usize;
@@ -249,14 +252,14 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let len = if eager { th.o.saturating_add(per_byte) } else { th.o };
         let (t0, t1, slice) = self.phase(u, SliceKind::Send, t, cause, len);
         if c.model.nic_serialization {
-            self.st.nic_free[rn] = t0.saturating_add(th.g).saturating_add(b(op.val).saturating_mul(th.gb));
+            self.st.nic_free[rn] = t0.saturating_add(th.g).saturating_add(b(op.val).saturating_mul(gap));
             if O::ON {
                 self.obs.set_nic(rn, Cause::gap(slice));
             }
         }
         // The header leaves once o (and any noise) is spent; O is charged after it.
         let depart = if eager { t1 - per_byte.min(t1 - t0) } else { t1 };
-        let mut hdr = depart.saturating_add(c.noise.latency(u, 0, th.l));
+        let mut hdr = depart.saturating_add(c.noise.latency(u, 0, lat));
         if c.noise.is_active() {
             let ch = ((op.rank as u64) << 32) | op.peer as u64;
             let last = self.st.channel.entry(ch).or_insert(0);
@@ -272,7 +275,8 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
 
     fn arrive(&mut self, u: u32) {
         let (op, now) = (*self.sg.op(u), self.now);
-        let a = now.saturating_add(b(op.val).saturating_mul(self.c.th.gb));
+        let (_, gap) = self.c.pairs.get(&self.c.th, op.rank, op.peer);
+        let a = now.saturating_add(b(op.val).saturating_mul(gap));
         match self.st.m.take(op.peer, Side::Posted, op.rank, op.tag) {
             Some(recv) => self.matched(u, recv.id, recv.t, now, a),
             None => self.st.m.put(op.peer, Side::Unexpected, op.rank, op.tag, Found { id: u, t: now, t2: a }),
@@ -305,8 +309,9 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         } else {
             // handshake: read request, data back, then the receive overhead.
             let (_, t1, _) = self.phase(v, SliceKind::ReadRequest, now, cause, c.th.o);
-            let th = &c.th;
-            let data = t1.saturating_add(c.noise.latency(u, 1, th.l)).saturating_add(c.noise.latency(u, 2, th.l)).saturating_add(b(size).saturating_mul(th.gb));
+            let op = self.sg.op(u);
+            let (lat, gap) = c.pairs.get(&c.th, op.rank, op.peer);
+            let data = t1.saturating_add(c.noise.latency(u, 1, lat)).saturating_add(c.noise.latency(u, 2, lat)).saturating_add(b(size).saturating_mul(gap));
             self.push(RECV_CPU, v, data);
         }
     }
@@ -331,7 +336,9 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         }
         self.ended(v, t1, Cause::slice(slice));
         if handshake {
-            let fin = t1.saturating_add(c.noise.latency(u, 3, c.th.l));
+            let op = self.sg.op(u);
+            let (lat, _) = c.pairs.get(&c.th, op.rank, op.peer);
+            let fin = t1.saturating_add(c.noise.latency(u, 3, lat));
             let cause = if O::ON { Cause::fin(self.vx(v)) } else { Cause::NONE };
             self.ended(u, fin, cause);
         }

@@ -25,9 +25,12 @@ mod matching;
 mod prep;
 mod queue;
 
+use rustc_hash::FxHashMap;
+
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
 use crate::model::{p, Model, Point, NPARAM, TICKS_PER_NS};
+use crate::net::Routes;
 use rayon::prelude::*;
 
 pub use noise::{read_trace, sample_seed, Dist, NoisePlan, NoiseSpec, OsNoise};
@@ -73,6 +76,56 @@ pub(crate) struct Theta {
     pub g: u64,
     pub gb: u64,
     pub ob: u64,
+}
+
+/// Latency and gap of every pair of ranks that exchanges messages, when the machine is not
+/// flat (the route's values at the point, in simulation units); a flat machine uses θ's.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PairCosts {
+    /// (src << 32 | dst) → (latency, gap per byte)
+    map: FxHashMap<u64, (u64, u64)>,
+}
+
+impl PairCosts {
+    /// Latency and gap of a message from `src` to `dst`.
+    #[inline]
+    pub fn get(&self, th: &Theta, src: u32, dst: u32) -> (u64, u64) {
+        if self.map.is_empty() {
+            return (th.l, th.gb);
+        }
+        self.map.get(&(((src as u64) << 32) | dst as u64)).copied().unwrap_or((th.l, th.gb))
+    }
+}
+
+/// The routes' exact values (ticks) for the pairs that send, None on a flat machine.
+fn pair_ticks(g: &ExecGraph, net: &dyn Routes, pt: &Point) -> Option<FxHashMap<u64, (i128, i128)>> {
+    if net.is_flat() {
+        return None;
+    }
+    let mut out = FxHashMap::default();
+    for v in 0..g.len() as u32 {
+        if g.kind(v) == Kind::Send {
+            let key = ((g.rank(v) as u64) << 32) | g.peer(v) as u64;
+            out.entry(key).or_insert_with(|| {
+                let r = net.route(g.rank(v), g.peer(v));
+                (r.lat.at(pt) * TICKS_PER_NS / pt.unit, r.gap.at(pt) * TICKS_PER_NS / pt.unit)
+            });
+        }
+    }
+    Some(out)
+}
+
+/// Pair values in units of `unit_ticks` ticks (rounded) and whether that was exact.
+fn pairs_in(ticks: &Option<FxHashMap<u64, (i128, i128)>>, unit_ticks: u64) -> (PairCosts, bool) {
+    let Some(ticks) = ticks else { return (PairCosts::default(), true) };
+    let mut exact = true;
+    let mut conv = |x: i128| {
+        let u = unit_ticks as i128;
+        exact &= x % u == 0;
+        ((x + u / 2) / u).clamp(0, u64::MAX as i128) as u64
+    };
+    let map = ticks.iter().map(|(&k, &(l, g))| (k, (conv(l), conv(g)))).collect();
+    (PairCosts { map }, exact)
 }
 
 /// What a simulator returns.
@@ -161,6 +214,9 @@ pub struct Runner<'a> {
     g: &'a ExecGraph,
     sg: &'a SimGraph,
     pt: Point,
+    /// Exact pair latencies and gaps (ticks) on a non-flat machine, and in the current unit.
+    pair_ticks: Option<FxHashMap<u64, (i128, i128)>>,
+    pairs: (usize, PairCosts, bool),
     opts: SimOptions,
     noise: &'a NoiseSpec,
     unit: usize,
@@ -170,27 +226,41 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub fn new(g: &'a ExecGraph, sg: &'a SimGraph, pt: &Point, opts: &SimOptions, noise: &'a NoiseSpec) -> Result<Runner<'a>> {
+    pub fn new(g: &'a ExecGraph, sg: &'a SimGraph, net: &dyn Routes, pt: &Point, opts: &SimOptions, noise: &'a NoiseSpec) -> Result<Runner<'a>> {
         sg.check(g)?;
         noise.validate()?;
+        let pair_ticks = pair_ticks(g, net, pt);
         let unit = if opts.semantics == Semantics::LogGopSim {
+            if pair_ticks.is_some() {
+                return Err(Error::in_file(
+                    "--loggopsim-compat",
+                    "LogGOPSim has one L and one G for every pair of ranks; it cannot simulate a machine with a topology, intra-node parameters or matrices",
+                ));
+            }
             compat_theta(pt, &opts.model)?;
             NS
         } else {
-            // the coarsest unit in which every parameter is exact
-            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u]).1).unwrap_or(0)
+            // the coarsest unit in which every parameter (and every pair's cost) is exact
+            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u]).1 && pairs_in(&pair_ticks, UNITS[u]).1).unwrap_or(0)
         };
-        Ok(Runner { g, sg, pt: *pt, opts: *opts, noise, unit, plan: None, design: Default::default(), compat: Default::default() })
+        let (costs, exact) = pairs_in(&pair_ticks, UNITS[unit]);
+        let pairs = (unit, costs, exact);
+        Ok(Runner { g, sg, pt: *pt, pair_ticks, pairs, opts: *opts, noise, unit, plan: None, design: Default::default(), compat: Default::default() })
     }
 
     /// One simulation with noise drawn from `seed` (a sample seed, see [`sample_seed`]).
     pub fn run(&mut self, seed: u64) -> Result<SimResult> {
         loop {
             let unit_ticks = UNITS[self.unit];
-            let (th, exact) = match self.opts.semantics {
+            let (th, mut exact) = match self.opts.semantics {
                 Semantics::LogGopSim => (compat_theta(&self.pt, &self.opts.model)?, true),
                 Semantics::Design => theta_in(&self.pt, unit_ticks),
             };
+            if self.pairs.0 != self.unit {
+                let (costs, ok) = pairs_in(&self.pair_ticks, unit_ticks);
+                self.pairs = (self.unit, costs, ok);
+            }
+            exact &= self.pairs.2;
             let out = self.run_in(th, seed)?;
             let (outcome, record) = out;
             let runtime = outcome.rank_end.iter().copied().max().unwrap_or(0);
@@ -227,7 +297,15 @@ impl<'a> Runner<'a> {
         });
         let outcome = match self.opts.semantics {
             Semantics::Design => {
-                let ctx = design::Ctx { g: self.g, sg: self.sg, th, model: self.opts.model, cpu_serialization: self.opts.cpu_serialization, noise: &noise };
+                let ctx = design::Ctx {
+                    g: self.g,
+                    sg: self.sg,
+                    th,
+                    pairs: &self.pairs.1,
+                    model: self.opts.model,
+                    cpu_serialization: self.opts.cpu_serialization,
+                    noise: &noise,
+                };
                 match rec.as_mut() {
                     Some(r) => design::run(&ctx, &mut self.design, r),
                     None => design::run(&ctx, &mut self.design, &mut NoObs),
@@ -247,8 +325,8 @@ impl<'a> Runner<'a> {
 
 /// One simulation of `g` at `pt`: Monte Carlo sample 0 of `seed` (noise drawn from
 /// `sample_seed(seed, 0)`), so that it equals the first of [`simulate_samples`].
-pub fn simulate(g: &ExecGraph, sg: &SimGraph, pt: &Point, opts: &SimOptions, noise: &NoiseSpec, seed: u64) -> Result<SimResult> {
-    Runner::new(g, sg, pt, opts, noise)?.run(sample_seed(seed, 0))
+pub fn simulate(g: &ExecGraph, sg: &SimGraph, net: &dyn Routes, pt: &Point, opts: &SimOptions, noise: &NoiseSpec, seed: u64) -> Result<SimResult> {
+    Runner::new(g, sg, net, pt, opts, noise)?.run(sample_seed(seed, 0))
 }
 
 /// One Monte Carlo sample: runtime and the rank that finished last.
@@ -265,6 +343,7 @@ pub struct Sample {
 pub fn simulate_samples(
     g: &ExecGraph,
     sg: &SimGraph,
+    net: &dyn Routes,
     pt: &Point,
     opts: &SimOptions,
     noise: &NoiseSpec,
@@ -274,11 +353,11 @@ pub fn simulate_samples(
     threads: usize,
 ) -> Result<Vec<Sample>> {
     let opts = SimOptions { record: false, ..*opts };
-    Runner::new(g, sg, pt, &opts, noise)?; // validate once, before spawning
+    Runner::new(g, sg, net, pt, &opts, noise)?; // validate once, before spawning
     let threads = threads.clamp(1, count.max(1) as usize);
     // One runner (its state arrays) per thread, taking every threads-th sample.
     let strided = |t: usize| -> Result<Vec<(u64, Sample)>> {
-        let mut runner = Runner::new(g, sg, pt, &opts, noise)?;
+        let mut runner = Runner::new(g, sg, net, pt, &opts, noise)?;
         let mut out = Vec::new();
         for k in (t as u64..count).step_by(threads) {
             let r = runner.run(sample_seed(seed, first + k))?;
