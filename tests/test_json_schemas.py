@@ -16,6 +16,7 @@ from jsonschemas import SCHEMA_DIR, check, schema
 GOAL = os.path.join(EXAMPLES, "halo2d-16.goal")
 TRACE = os.path.join(ROOT, "tests", "data", "liballprof-bcast")
 JOB = os.path.join(EXAMPLES, "stencil-and-io.job")
+FAT_TREE = os.path.join(EXAMPLES, "machines", "fat-tree-k16.toml")  # a network: named parameters beyond L, G
 
 
 def out(*args) -> dict:
@@ -23,18 +24,28 @@ def out(*args) -> dict:
 
 
 CASES = {
-    "predict": [("predict", GOAL, "--path", "5"), ("predict", TRACE), ("predict", JOB, "-S", "inf")],
+    "predict": [
+        ("predict", GOAL, "--path", "5"),
+        ("predict", TRACE),
+        ("predict", JOB, "-S", "inf"),
+        ("predict", GOAL, "--machine", FAT_TREE),
+    ],
     "sensitivity": [
         ("sensitivity", GOAL, "--range", "0:100us"),
         ("sensitivity", GOAL, "--param", "G", "--range", "0:0.1ns"),
+        ("sensitivity", GOAL, "--machine", FAT_TREE, "--param", "wire", "--range", "274:424ns"),
     ],
     "tolerance": [
         ("tolerance", GOAL),
         ("tolerance", TRACE, "--pct", "0,1,1000"),
         ("tolerance", GOAL, "--method", "lp"),
+        ("tolerance", GOAL, "--machine", FAT_TREE, "--param", "wire"),
     ],
-    "tolerance-map": [("tolerance", GOAL, "--map", "L=0:20us,G=0:0.1ns", "--resolution", "4")],
-    "lp": [("lp", GOAL, "--solve")],
+    "tolerance-map": [
+        ("tolerance", GOAL, "--map", "L=0:20us,G=0:0.1ns", "--resolution", "4"),
+        ("tolerance", GOAL, "--machine", FAT_TREE, "--map", "wire,switch", "--resolution", "4"),
+    ],
+    "lp": [("lp", GOAL, "--solve"), ("lp", GOAL, "--machine", FAT_TREE, "--solve")],
     "simulate": [
         ("simulate", GOAL, "--samples", "4", "--noise", "calc:gaussian:sigma=5%"),
         ("simulate", GOAL, "--loggopsim-compat", "-G", "6", "-S", "65535"),

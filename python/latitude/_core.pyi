@@ -1,8 +1,11 @@
 """Type stubs of `latitude._core`, the Rust core's binding (crates/latitude-py).
 
 Thin on purpose: a graph handle, loaders, and calls returning plain dicts and numpy arrays;
-`latitude.graph` builds the user-facing objects. Times are ns (G, O in ns per byte); theta is
-[L, o, g, G, O]; exact values are (numerator, denominator) in ticks of 10⁻⁹ ns.
+`latitude.graph` builds the user-facing objects. Times are ns (G, O in ns per byte). Every
+pricing call takes one `Config` (latitude.params.Params.to_core): the named parameters
+(L, o, g, G, O first, then the machine's), their values, the model options and the machine;
+`param` arguments index its names. Exact values are (numerator, denominator) in ticks of
+10⁻⁹ ns.
 tests/test_core_stubs.py checks that these names match the built module.
 """
 
@@ -12,9 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 NPARAM: int
+MAXP: int
 PARAM_NAMES: list[str]
 
-Theta = Sequence[float]
 Progress = Callable[[int, int], object]
 
 class LatitudeError(Exception):
@@ -27,6 +30,30 @@ class InputError(LatitudeError):
     what: str
     def __new__(cls, where: str | None, what: str | None = ...) -> InputError: ...
     def __init__(self, *args: object, **kwargs: object) -> None: ...
+
+class Machine:
+    """A machine (topology, placement, intra-node and per-pair costs) built from the dict
+    `latitude.machine.Machine.core_spec` makes of a machine file."""
+
+    def __new__(cls, spec: dict[str, Any]) -> Machine: ...
+    def node_route(self, a: int, b: int) -> list[int]: ...
+    def nodes(self) -> int | None: ...
+
+class Config:
+    """The typed parameter object: named parameter values (ns), model options, machine."""
+
+    def __new__(
+        cls,
+        names: Sequence[str],
+        values: Sequence[float],
+        protocol: str = "handshake",
+        eager_limit: int = 262144,
+        nic_serialization: bool = False,
+        machine: Machine | None = None,
+    ) -> Config: ...
+    def index(self, name: str) -> int: ...
+    @property
+    def names(self) -> list[str]: ...
 
 class Graph:
     """An execution graph held by the Rust core."""
@@ -59,23 +86,12 @@ class Graph:
     ) -> Graph: ...
     def write_goal(self, path: str) -> None: ...
     def info(self) -> dict[str, Any]: ...
-    def predict(
-        self,
-        theta: Theta,
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
-        path_limit: int = 0,
-    ) -> dict[str, Any]: ...
-    def lp(
-        self, theta: Theta, protocol: str = "handshake", eager_limit: int = 262144, nic_serialization: bool = False
-    ) -> dict[str, Any]: ...
+    def predict(self, cfg: Config, path_limit: int = 0, pairs: bool = False) -> dict[str, Any]: ...
+    def placement(self, cfg: Config) -> np.ndarray: ...
+    def lp(self, cfg: Config, pairwise: bool = False) -> dict[str, Any]: ...
     def simulate(
         self,
-        theta: Theta,
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
+        cfg: Config,
         semantics: str = "design",
         cpu_serialization: bool = True,
         noise: list[dict[str, Any]] | None = None,
@@ -84,10 +100,7 @@ class Graph:
     ) -> dict[str, Any]: ...
     def simulate_samples(
         self,
-        theta: Theta,
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
+        cfg: Config,
         semantics: str = "design",
         cpu_serialization: bool = True,
         noise: list[dict[str, Any]] | None = None,
@@ -96,36 +109,10 @@ class Graph:
         count: int = 1,
         threads: int = 1,
     ) -> dict[str, np.ndarray | int | float]: ...
-    def sweep(
-        self,
-        theta: Theta,
-        param: int,
-        lo: float,
-        hi: float,
-        step: float | None = None,
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
-    ) -> dict[str, Any]: ...
-    def tolerance(
-        self,
-        theta: Theta,
-        param: int,
-        x0: float,
-        ratios: Sequence[tuple[int, int]],
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
-    ) -> dict[str, Any]: ...
+    def sweep(self, cfg: Config, param: int, lo: float, hi: float, step: float | None = None) -> dict[str, Any]: ...
+    def tolerance(self, cfg: Config, param: int, x0: float, ratios: Sequence[tuple[int, int]]) -> dict[str, Any]: ...
     def max_below(
-        self,
-        theta: Theta,
-        param: int,
-        x0: float,
-        targets: Sequence[tuple[int, int]],
-        protocol: str = "handshake",
-        eager_limit: int = 262144,
-        nic_serialization: bool = False,
+        self, cfg: Config, param: int, x0: float, targets: Sequence[tuple[int, int]]
     ) -> list[tuple[str, int, int]]: ...
     def arrays(self, edges: bool = True) -> dict[str, Any]: ...
 

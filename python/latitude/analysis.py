@@ -1,6 +1,7 @@
 """Latency and bandwidth analyses on top of the exact engine (metrics: docs/model.md §2).
 
-T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise linear.
+T(x) in one named parameter x (L, G, a link class such as `wire`, `intra.L`, …; the others
+fixed) is convex and piecewise linear.
 
 * **Sensitivity** (`Graph.sensitivity`): every critical point (breakpoint) of T on [lo, hi]
   and the linear pieces between them. Exact sweeps carry each value's piecewise-linear
@@ -12,11 +13,12 @@ T(x) in one parameter x (L, or G, the others fixed) is convex and piecewise line
 * **Tolerance** (`Graph.tolerance`): the largest x with T(x) ≤ (1 + p/100)·T(x₀), by Newton
   steps from above on T's pieces (each step lands on a new piece; exact, finitely many).
   "unbounded" when T stops growing (λ = 0 beyond every breakpoint).
-* **Tolerance map** (`Graph.tolerance_map`): the boundary of {(L, G): T(L, G) ≤ (1+p/100)·T₀}.
-  T is jointly convex, so the region is convex and its boundary a convex curve; for each of n
-  values of G on a grid the boundary's L is computed exactly, and where the boundary leaves
-  through L = L_min the crossing G is computed exactly too. Between those exact points the
-  curve is drawn linearly (an inner approximation of the convex region, at the stated grid).
+* **Tolerance map** (`Graph.tolerance_map`): the boundary of {(x, y): T(x, y) ≤ (1+p/100)·T₀}
+  for two named parameters (L and G by default, or two link classes). T is jointly convex, so
+  the region is convex and its boundary a convex curve; for each of n values of y on a grid
+  the boundary's x is computed exactly, and where the boundary leaves through x = x_min the
+  crossing y is computed exactly too. Between those exact points the curve is drawn
+  linearly (an inner approximation of the convex region, at the stated grid).
 
 All positions come from Rust as exact rationals in ticks (10⁻⁹ ns); here they are Fractions of ns.
 Reports read them in linear time: a lookup bisects the pieces (O(log n)), and curves for
@@ -44,9 +46,12 @@ def ns(num: int, den: int = 1) -> Fraction:
     return Fraction(num, den * TICKS)
 
 
-def param_index(name: str) -> int:
-    if name not in ("L", "G"):
-        raise InputError("--param", f"expected L or G, got {name!r}")
+def param_index(name: str, params=None) -> int:
+    """Index of a named parameter of `params` (the globals without)."""
+    if params is not None:
+        return params.index(name)
+    if name not in PARAM_INDEX:
+        raise InputError("--param", f"expected one of {', '.join(PARAM_NAMES)}, got {name!r}")
     return PARAM_INDEX[name]
 
 
@@ -174,7 +179,7 @@ class Sensitivity:
             if x is None:
                 return None
             rows.append({"pct": Fraction(str(pct)), "max": x, "limit": limit})
-        base = self.params.replace(**{self.param: float(x0)})
+        base = self.params.with_values({self.param: float(x0)})
         return Tolerance(self.param, float(x0), float(t0), rows, base)
 
     def curve(self, points: int = 100) -> list[dict]:
@@ -225,7 +230,7 @@ class Sensitivity:
             "graph_passes": self.passes,
             "params": self.params.to_dict(),
         }
-        if self.param == "G":
+        if self.params.kind(self.param) == "gap":
             out["range_ns_per_byte"] = out["range_ns"]
         return out
 
@@ -262,13 +267,12 @@ def _rho(x: Fraction, p: Piece) -> float:
 
 
 def sensitivity(core_graph, params, param: str, lo: float, hi: float, step: float | None = None) -> Sensitivity:
-    k = param_index(param)
+    k = param_index(param, params)
     if hi < lo:
         raise InputError("--range", f"empty range {lo}:{hi}")
     if step is not None and step <= 0:
         raise InputError("--step", "the step must be positive")
-    theta = params.theta
-    raw = core_graph.sweep(theta, k, float(lo), float(hi), step, **params.model_kwargs())
+    raw = core_graph.sweep(params.to_core(), k, float(lo), float(hi), step)
     bps = [
         Breakpoint(ns(*at), Line.from_ticks(sl, cl), Line.from_ticks(sr, cr), bool(ex))
         for at, sl, sr, cl, cr, ex in raw["breakpoints"]
@@ -283,7 +287,7 @@ def sensitivity(core_graph, params, param: str, lo: float, hi: float, step: floa
         pieces,
         raw["evaluations"],
         raw["passes"],
-        baseline=getattr(params, param),
+        baseline=params.value(param),
     )
 
 
@@ -334,11 +338,11 @@ class Tolerance:
 
 
 def tolerance(core_graph, params, param: str, pcts, baseline: float | None = None) -> Tolerance:
-    k = param_index(param)
-    x0 = float(getattr(params, param) if baseline is None else baseline)
-    base = params.replace(**{param: x0})
+    k = param_index(param, params)
+    x0 = float(params.value(param) if baseline is None else baseline)
+    base = params.with_values({param: x0})
     ratios = [ratio(p) for p in pcts]
-    raw = core_graph.tolerance(base.theta, k, x0, ratios, **base.model_kwargs())
+    raw = core_graph.tolerance(base.to_core(), k, x0, ratios)
     t0 = ns(raw["t0"])
     rows = []
     for pct, (rn, rd), m in zip(pcts, ratios, raw["max"]):
@@ -348,38 +352,52 @@ def tolerance(core_graph, params, param: str, pcts, baseline: float | None = Non
 
 @dataclass
 class ToleranceMap:
-    """Boundary curves {(L, G): T(L, G) = (1 + p/100)·T₀} on a window of the (L, G) plane."""
+    """Boundary curves {(x, y): T(x, y) = (1 + p/100)·T₀} on a window of two named
+    parameters (x = L and y = G unless `axes` says otherwise)."""
 
     l_range: tuple
     g_range: tuple
     baseline: dict
     baseline_runtime: float
-    # pct -> list of (G, L, status): status "boundary" (exact point of the boundary),
-    # "beyond" (the boundary lies above the L window: L = L_max of the window),
-    # "outside" (T exceeds the limit already at L_min: L = None).
+    # pct -> list of (y, x, status): status "boundary" (exact point of the boundary),
+    # "beyond" (the boundary lies above the x window: x = x_max of the window),
+    # "outside" (T exceeds the limit already at x_min: x = None).
     curves: dict
     resolution: int
     params: object = None
+    axes: tuple = ("L", "G")
+
+    def _keys(self) -> tuple[str, str, str, str]:
+        """Keys of the window and points: L and G keep their historical names."""
+        x, y = self.axes
+        if (x, y) == ("L", "G"):
+            return "L_range_ns", "G_range_ns_per_byte", "G_ns_per_byte", "L_max_ns"
+        unit = {"time": "ns", "gap": "ns_per_byte"}
+        ux, uy = (unit[self.params.kind(a)] if self.params else "ns" for a in (x, y))
+        return f"{x}_range_{ux}", f"{y}_range_{uy}", f"{y}_{uy}", f"{x}_max_{ux}"
 
     def to_dict(self) -> dict:
+        xr, yr, yk, xk = self._keys()
         return {
-            "L_range_ns": list(self.l_range),
-            "G_range_ns_per_byte": list(self.g_range),
+            "axes": list(self.axes),
+            xr: list(self.l_range),
+            yr: list(self.g_range),
             "baseline": self.baseline,
             "baseline_runtime_ns": self.baseline_runtime,
             "resolution": self.resolution,
             "boundaries": [
                 {
                     "pct": float(p),
-                    "points": [{"G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st} for g, l, st in pts],
+                    "points": [{yk: float(g), xk: _f(l), "status": st} for g, l, st in pts],
                 }
                 for p, pts in self.curves.items()
             ],
         }
 
     def rows(self) -> list[dict]:
+        _, _, yk, xk = self._keys()
         return [
-            {"pct": float(p), "G_ns_per_byte": float(g), "L_max_ns": _f(l), "status": st}
+            {"pct": float(p), yk: float(g), xk: _f(l), "status": st}
             for p, pts in self.curves.items()
             for g, l, st in pts
         ]
@@ -390,23 +408,28 @@ class ToleranceMap:
         return pd.DataFrame(self.rows())
 
 
-def tolerance_map(core_graph, params, l_range, g_range, pcts, resolution: int = 64) -> ToleranceMap:
-    """Exact boundary points of the tolerance regions on a G grid (see module comment)."""
+def tolerance_map(core_graph, params, l_range, g_range, pcts, resolution: int = 64, axes=("L", "G")) -> ToleranceMap:
+    """Exact boundary points of the tolerance regions on a grid of the second axis (see
+    module comment). The baseline is `params` with the first axis at its range's start."""
     (l_lo, l_hi), (g_lo, g_hi) = l_range, g_range
+    xname, yname = axes
+    if xname == yname:
+        raise InputError("--map", f"expected two different parameters, got {xname} twice")
+    kx, ky = param_index(xname, params), param_index(yname, params)
     if l_hi < l_lo or g_hi < g_lo:
-        raise InputError("--map", "empty L or G range")
+        raise InputError("--map", f"empty {xname} or {yname} range")
     if resolution < 2:
         raise InputError("--resolution", "need at least 2 points")
-    t0_raw = core_graph.tolerance(params.theta, PARAM_INDEX["L"], params.L, [(1, 1)], **params.model_kwargs())
+    x0 = params.value(xname)
+    t0_raw = core_graph.tolerance(params.to_core(), kx, x0, [(1, 1)])
     t0_ticks = t0_raw["t0"]
     targets = {p: Fraction(t0_ticks) * Fraction(*ratio(p)) for p in pcts}
     tgt = [(t.numerator, t.denominator) for t in targets.values()]
-    kw = params.model_kwargs()
     gs = [Fraction(g_lo) + (Fraction(g_hi) - Fraction(g_lo)) * i / (resolution - 1) for i in range(resolution)]
     curves = {p: [] for p in pcts}
     for g in gs:
-        at = params.replace(G=float(g), L=l_lo)
-        res = core_graph.max_below(at.theta, PARAM_INDEX["L"], float(l_lo), tgt, **kw)
+        at = params.with_values({yname: float(g), xname: l_lo})
+        res = core_graph.max_below(at.to_core(), kx, float(l_lo), tgt)
         for p, (kind, num, den) in zip(pcts, res):
             if kind == "max" and ns(num, den) <= Fraction(l_hi):
                 curves[p].append((g, ns(num, den), "boundary"))
@@ -414,13 +437,14 @@ def tolerance_map(core_graph, params, l_range, g_range, pcts, resolution: int = 
                 curves[p].append((g, None, "outside"))
             else:
                 curves[p].append((g, Fraction(l_hi), "beyond"))
-    # Where a boundary leaves through L = l_lo, its G is exact too.
-    at = params.replace(L=l_lo, G=g_lo)
-    res = core_graph.max_below(at.theta, PARAM_INDEX["G"], float(g_lo), tgt, **kw)
+    # Where a boundary leaves through x = x_lo, its y is exact too.
+    at = params.with_values({xname: l_lo, yname: g_lo})
+    res = core_graph.max_below(at.to_core(), ky, float(g_lo), tgt)
     for p, (kind, num, den) in zip(pcts, res):
         if kind == "max" and Fraction(g_lo) < ns(num, den) < Fraction(g_hi):
             curves[p].append((ns(num, den), Fraction(l_lo), "boundary"))
             curves[p].sort(key=lambda pt: pt[0])
+    baseline = {xname: params.value(xname), yname: params.value(yname)}
     return ToleranceMap(
-        (l_lo, l_hi), (g_lo, g_hi), {"L": params.L, "G": params.G}, float(ns(t0_ticks)), curves, resolution, params
+        (l_lo, l_hi), (g_lo, g_hi), baseline, float(ns(t0_ticks)), curves, resolution, params, (xname, yname)
     )

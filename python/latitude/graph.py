@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from latitude import _core, analysis, lp, lp_analysis, simulation, traced_timeline
+from latitude import _core, analysis, lp, lp_analysis, pairs, simulation, traced_timeline
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.jobs import job_source
@@ -24,7 +24,7 @@ from latitude.outputs import atomic
 from latitude.params import PARAM_NAMES, Params
 from latitude.progress import progress as progress_bar
 from latitude.traces import ScheduleOptions, trace_bytes
-from latitude.units import fmt_size, fmt_time, parse_gap, parse_time
+from latitude.units import fmt_size, fmt_time
 
 # Inputs at least this large get a progress bar while loading or scheduling.
 PROGRESS_BYTES = 64 << 20
@@ -238,12 +238,26 @@ class Graph:
     def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> Prediction:
         """T(θ), derivatives, ρ_L and the critical path at one parameter point."""
         p = _params(params, kw)
-        raw = self._h.predict(p.theta, path_limit=path_steps, **p.model_kwargs())
+        raw = self._h.predict(p.to_core(), path_limit=path_steps)
         return Prediction(raw, p)
 
-    def lp(self, params: Params | None = None, **kw) -> lp.LinearProgram:
-        """The LLAMP LP (Algorithm 1) at `params`, ready to solve with HiGHS or export."""
-        return lp.build(self._h, _params(params, kw))
+    def pairs(self, params: Params | None = None, **kw) -> pairs.Pairs:
+        """Pairwise sensitivities λ_L^{ij}, λ_G^{ij} read off the critical path of one
+        prediction (latitude.pairs)."""
+        p = _params(params, kw)
+        cfg = p.to_core()
+        raw = self._h.predict(cfg, pairs=True)
+        return pairs.Pairs(Prediction(raw, p), raw["pairs"], self._h.placement(cfg))
+
+    def placement(self, params: Params | None = None, **kw):
+        """The node of each rank on the machine of `params` (a numpy array)."""
+        return self._h.placement(_params(params, kw).to_core())
+
+    def lp(self, params: Params | None = None, pairwise: bool = False, **kw) -> lp.LinearProgram:
+        """The LLAMP LP (Algorithm 1) at `params`, ready to solve with HiGHS or export: one
+        column per named parameter, or with `pairwise` one latency and one gap column per
+        pair of ranks that talk (the LLAMP paper's App. I)."""
+        return lp.build(self._h, _params(params, kw), pairwise)
 
     def simulate(self, params: Params | None = None, options=None, record: bool = False, **kw):
         """One discrete-event simulation (latitude.simulation); keyword arguments may set
@@ -270,12 +284,12 @@ class Graph:
         max_seconds: float | None = None,
         **kw,
     ):
-        """Every critical point of T in `param` (L or G) on [lo, hi], exact (see
-        latitude.analysis). `max_seconds` bounds the lp method (benchmarks)."""
-        conv = parse_time if param == "L" else parse_gap
-        lo, hi = conv(lo, "lo"), conv(hi, "hi")
-        step = None if step is None else conv(step, "step")
+        """Every critical point of T in `param` (any named parameter: L, G, a link class, …)
+        on [lo, hi], exact (see latitude.analysis). `max_seconds` bounds the lp method
+        (benchmarks)."""
         p = _params(params, kw)
+        lo, hi = p.parse(param, lo, "lo"), p.parse(param, hi, "hi")
+        step = None if step is None else p.parse(param, step, "step")
         if _uses_lp(method):
             return lp_analysis.sensitivity(self._h, p, param, lo, hi, step, max_seconds)
         return analysis.sensitivity(self._h, p, param, lo, hi, step)
@@ -290,17 +304,30 @@ class Graph:
         max_seconds: float | None = None,
         **kw,
     ):
-        """Largest L (or G) keeping T within x % of T(baseline), for each x in `pcts`."""
-        if baseline is not None:
-            baseline = (parse_time if param == "L" else parse_gap)(baseline, "--baseline")
+        """Largest value of `param` (L, G, a link class, …) keeping T within x % of
+        T(baseline), the others fixed, for each x in `pcts`."""
         p = _params(params, kw)
+        if baseline is not None:
+            baseline = p.parse(param, baseline, "--baseline")
         if _uses_lp(method):
             return lp_analysis.tolerance(self._h, p, param, list(pcts), baseline, max_seconds)
         return analysis.tolerance(self._h, p, param, list(pcts), baseline)
 
-    def tolerance_map(self, l_range, g_range, pcts=(1, 2, 5), resolution: int = 64, params: Params | None = None, **kw):
-        """Boundaries of {(L, G): T ≤ (1 + x/100)·T₀} (see latitude.analysis.tolerance_map)."""
-        return analysis.tolerance_map(self._h, _params(params, kw), l_range, g_range, list(pcts), resolution)
+    def tolerance_map(
+        self,
+        l_range,
+        g_range,
+        pcts=(1, 2, 5),
+        resolution: int = 64,
+        params: Params | None = None,
+        axes=("L", "G"),
+        **kw,
+    ):
+        """Boundaries of {(x, y): T ≤ (1 + p/100)·T₀} for two named parameters `axes`
+        (default L and G; the ranges are theirs, in that order; see
+        latitude.analysis.tolerance_map)."""
+        p = _params(params, kw)
+        return analysis.tolerance_map(self._h, p, l_range, g_range, list(pcts), resolution, axes)
 
 
 @dataclass
@@ -316,18 +343,31 @@ class Prediction:
 
     @property
     def lambda_(self) -> dict:
-        """Right derivatives ∂T/∂p (the slope for increasing p)."""
-        return dict(zip(PARAM_NAMES, self.raw["right"]))
+        """Right derivatives ∂T/∂p for every named parameter (the slope for increasing p)."""
+        return dict(zip(self.raw["param_names"], self.raw["right"]))
 
     @property
     def lambda_left(self) -> dict:
-        return dict(zip(PARAM_NAMES, self.raw["left"]))
+        return dict(zip(self.raw["param_names"], self.raw["left"]))
+
+    @property
+    def latency_terms(self) -> int:
+        """Message-latency terms on the critical path (each message pays its pair's whole
+        latency once per term): ∂T/∂ΔL for a ΔL added to every pair, the sum of the
+        pairwise λ_L^{ij}. On a flat machine it is λ_L."""
+        return int(self.raw["latency_terms_right"])
 
     @property
     def rho_L(self) -> float:
         """Share of the runtime spent in network latency: L·λ_L / T."""
         t = self.runtime_ns
         return self.params.L * self.lambda_["L"] / t if t > 0 else 0.0
+
+    @property
+    def rho(self) -> dict:
+        """θ_k·λ_k / T for every named parameter: the share of T each parameter accounts for."""
+        t = self.runtime_ns
+        return {n: (v * self.lambda_[n] / t if t > 0 else 0.0) for n, v in zip(self.params.names, self.params.theta)}
 
     @property
     def critical_path(self) -> dict:
@@ -371,10 +411,11 @@ class Prediction:
 
     def to_dict(self) -> dict:
         """The stable JSON contract of `latitude predict --json` (docs/json.md)."""
-        keys = ("L", "G", "o", "g", "O")
+        keys = ("L", "G", "o", "g", "O") + self.params.names[len(PARAM_NAMES) :]
         cp = self.critical_path
+        cp["latency_terms"] = self.latency_terms
         cp["per_rank"] = [row for row in self.per_rank_rows() if any(row[k] for k in row if k != "rank")]
-        return {
+        out = {
             "runtime_ns": self.runtime_ns,
             "lambda": {k: self.lambda_[k] for k in keys},
             "lambda_left": {k: self.lambda_left[k] for k in keys},
@@ -382,3 +423,6 @@ class Prediction:
             "critical_path": cp,
             "params": self.params.to_dict(),
         }
+        if self.params.machine:
+            out["rho"] = self.rho
+        return out

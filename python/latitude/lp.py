@@ -22,19 +22,22 @@ _STATUS_OK = "Optimal"
 _KIND_PREFIX = {0: "s", 1: "e", 2: "h", 3: "t"}
 
 
-def build(core_graph, params) -> LinearProgram:
-    """The LLAMP LP (Algorithm 1) of a core graph at `params` (a latitude.params.Params)."""
-    return LinearProgram(core_graph.lp(params.theta, **params.model_kwargs()), params, core_graph)
+def build(core_graph, params, pairwise: bool = False) -> LinearProgram:
+    """The LLAMP LP (Algorithm 1) of a core graph at `params` (a latitude.params.Params):
+    one column per named parameter, or with `pairwise` per pair of ranks (App. I)."""
+    return LinearProgram(core_graph.lp(params.to_core(), pairwise=pairwise), params, core_graph, pairwise)
 
 
 class LinearProgram:
     """The LP's arrays as assembled by the core, and the params they were built at; `core_graph`
-    (when given) names the columns by rank and operation as LLAMP does."""
+    (when given) names the columns by rank and operation as LLAMP does. A `pairwise` LP has
+    one latency and one gap column per pair of ranks that talk."""
 
-    def __init__(self, arrays: dict, params, core_graph=None):
+    def __init__(self, arrays: dict, params, core_graph=None, pairwise: bool = False):
         self.a = arrays
         self.params = params
         self.core_graph = core_graph
+        self.pairwise = pairwise
         self._highs = None
 
     @property
@@ -82,7 +85,8 @@ class LinearProgram:
         return h
 
     def column_names(self) -> list[str]:
-        """l, o, gap, g, O, then s/e/h<rank>_<op> per y variable, then t (LLAMP's names)."""
+        """l, o, gap, g, O, the machine's parameters (and, pairwise, l_i_j and g_i_j per
+        pair), then s/e/h<rank>_<op> per y variable, then t (LLAMP's names)."""
         names = list(self.a["param_cols"])
         verts, kinds = self.a["var_vertex"], self.a["var_kind"]
         arr = self.core_graph.arrays() if self.core_graph is not None else None
@@ -108,7 +112,15 @@ class LinearProgram:
         duals = list(sol.col_dual)
         out["runtime_ns"] = float(h.getInfo().objective_function_value)
         out["reduced_cost_l"] = duals[0]
-        out["reduced_costs"] = dict(zip(self.a["param_cols"], duals[:5]))
+        cols = list(self.a["param_cols"])
+        pairs = len(self.a["pairs"])
+        named = len(cols) - 2 * pairs
+        out["reduced_costs"] = dict(zip(cols[:named], duals[:named]))
+        if self.pairwise:
+            out["pair_reduced_costs"] = [
+                {"a": a, "b": b, "l": duals[named + 2 * i], "g": duals[named + 2 * i + 1]}
+                for i, (a, b) in enumerate(self.a["pairs"])
+            ]
         out["columns"] = self.num_cols
         out["rows"] = self.num_rows
         out["nonzeros"] = self.num_nonzeros

@@ -87,8 +87,8 @@ def sensitivity(
     import time
 
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-    k = param_index(param)
-    lp = build_lp(core_graph, params.replace(**{param: hi}))
+    k = param_index(param, params)
+    lp = build_lp(core_graph, params.with_values({param: hi}))
     h = lp.highs()
     inf = float("inf")
     x = float(hi)
@@ -135,7 +135,7 @@ def sensitivity(
         evaluations=solves,
         passes=0,
         method="lp",
-        baseline=getattr(params, param),
+        baseline=params.value(param),
     )
     out.complete = float(pieces[0].start) <= lo
     return out
@@ -148,9 +148,9 @@ def tolerance(
     all solves of one instance) bounds them together; TimeoutError when it is reached."""
     import highspy
 
-    k = param_index(param)
-    x0 = float(getattr(params, param) if baseline is None else baseline)
-    base = params.replace(**{param: x0})
+    k = param_index(param, params)
+    x0 = float(params.value(param) if baseline is None else baseline)
+    base = params.with_values({param: x0})
     lp = build_lp(core_graph, base)
     h = lp.highs()
     if max_seconds is not None:

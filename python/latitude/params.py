@@ -1,8 +1,12 @@
 """LogGPS parameters and model options: defaults, units, machine files.
 
-A ``Params`` is one point θ = (L, o, g, G, O) in ns (G, O per byte) plus the structural
-options (eager limit S, rendezvous protocol, NIC serialization). Values accept units
-everywhere: ``Params(L="3us", G="50GB/s", S="64KiB")``.
+A ``Params`` is one point θ of named parameters in ns (per-byte ones in ns per byte): the
+globals (L, o, g, G, O) and, with a machine (``latitude.machine``: topology, placement,
+intra-node parameters, per-pair matrices), the machine's own (one latency per link class,
+``intra.L``, ``intra.G``, …), plus the structural options (eager limit S, rendezvous
+protocol, NIC serialization). Values accept units everywhere: ``Params(L="3us",
+G="50GB/s", S="64KiB")``; ``params.with_values(wire="300ns")`` sets any named parameter.
+It crosses into the Rust core whole, as one typed object (``to_core``).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from latitude import tomlfile
+from latitude import machine as machines
 from latitude.errors import InputError
 from latitude.units import fmt_size, fmt_time, parse_gap, parse_size, parse_time
 
@@ -19,10 +23,6 @@ PROTOCOLS = ("handshake", "loggopsim")
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
-
-# Machine files may describe themselves (calibrate writes these); they are not parameters.
-MACHINE_INFO = ("name", "description", "fit", "measured")
-MACHINE_TABLES = ("loggps", "fit", "measured")
 
 _PARSERS = {"L": parse_time, "o": parse_time, "g": parse_time, "G": parse_gap, "O": parse_gap}
 
@@ -38,6 +38,10 @@ class Params:
     protocol: str = "handshake"
     nic_serialization: bool = False
     notes: tuple = field(default=(), compare=False)
+    # The machine (None: a flat network, one rank per node) and the values of its named
+    # parameters (``machine.param_names``, in order).
+    machine: machines.Machine | None = None
+    values: tuple = ()
 
     def __post_init__(self):
         for name in PARAM_NAMES:
@@ -45,13 +49,51 @@ class Params:
         object.__setattr__(self, "S", parse_size(self.S, "-S"))
         if self.protocol not in PROTOCOLS:
             raise InputError("--rendezvous", f"expected one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
+        extra = self.machine.param_names if self.machine else ()
+        if len(self.values) != len(extra):
+            raise InputError(None, f"{len(self.values)} values for the machine's parameters {', '.join(extra)}")
+        vals = tuple(machines.parse_value(n, v, f"--set {n}") for n, v in zip(extra, self.values))
+        object.__setattr__(self, "values", vals)
+
+    @property
+    def names(self) -> tuple:
+        """Every named parameter: the globals, then the machine's."""
+        return PARAM_NAMES + (self.machine.param_names if self.machine else ())
 
     @property
     def theta(self) -> list[float]:
-        return [self.L, self.o, self.g, self.G, self.O]
+        return [self.L, self.o, self.g, self.G, self.O, *self.values]
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise InputError("--param", f"no parameter {name!r}; this machine's are {', '.join(self.names)}") from None
+
+    def value(self, name: str) -> float:
+        return self.theta[self.index(name)]
+
+    def kind(self, name: str) -> str:
+        """'time' (ns) or 'gap' (ns per byte)."""
+        self.index(name)
+        return machines.kind_of(name)
+
+    def parse(self, name: str, text, where: str) -> float:
+        """A value of parameter `name` with units (a time, or a per-byte gap)."""
+        return (parse_gap if self.kind(name) == "gap" else parse_time)(text, where)
 
     def replace(self, **kw) -> Params:
         return dataclasses.replace(self, **kw)
+
+    def with_values(self, values: dict | None = None, **kw) -> Params:
+        """The same point with any named parameters changed (``{"intra.L": "0.2us"}``)."""
+        changes = {**(values or {}), **kw}
+        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES}
+        vals = list(self.values)
+        for name, v in changes.items():
+            if name not in PARAM_NAMES:
+                vals[self.index(name) - len(PARAM_NAMES)] = v
+        return dataclasses.replace(self, values=tuple(vals), **glob)
 
     def model_kwargs(self) -> dict:
         return {
@@ -60,9 +102,16 @@ class Params:
             "nic_serialization": self.nic_serialization,
         }
 
+    def to_core(self):
+        """The typed object the Rust core takes: names, values, model options, machine."""
+        from latitude import _core
+
+        m = self.machine.core(self.names) if self.machine else None
+        return _core.Config(list(self.names), self.theta, machine=m, **self.model_kwargs())
+
     def to_dict(self) -> dict:
         """JSON form (all times in ns)."""
-        return {
+        out = {
             "L": self.L,
             "o": self.o,
             "g": self.g,
@@ -72,6 +121,10 @@ class Params:
             "protocol": self.protocol,
             "nic_serialization": self.nic_serialization,
         }
+        if self.machine:
+            out.update(zip(self.machine.param_names, self.values))
+            out["machine"] = self.machine.to_dict()
+        return out
 
     def describe(self) -> str:
         s = "∞" if self.S >= 2**62 else fmt_size(self.S)
@@ -80,37 +133,24 @@ class Params:
             text += f" g={fmt_time(self.g)}"
         if self.O:
             text += f" O={self.O:g} ns/B"
+        if self.machine:
+            for n, v in zip(self.machine.param_names, self.values):
+                text += f" {n}={v:g} ns/B" if machines.kind_of(n) == "gap" else f" {n}={fmt_time(v)}"
         return text
 
     @classmethod
     def from_machine(cls, path: str) -> Params:
-        """Read a machine file (TOML): L, o, g, G, O, S with units, protocol (in ``[loggps]`` or
-        at the top level). Anything it does not understand is refused with one line."""
-        data, text = tomlfile.read(path)
-        table = "loggps" if isinstance(data.get("loggps"), dict) else None
-        tomlfile.check_tables(data, path, text, MACHINE_TABLES)
-        section = data[table] if table else data
-        if table:
-            tomlfile.check_tables(section, path, text, ())
-            for key, value in data.items():
-                if not isinstance(value, dict) and key not in MACHINE_INFO:
-                    at = tomlfile.where(path, text, key)
-                    raise InputError(at, f"{key!r} outside [loggps]: machine parameters belong in the [loggps] table")
-        kw = {}
-        for key, value in section.items():
-            at = tomlfile.where(path, text, key, table)
-            if key in PARAM_NAMES or key == "S":
-                kw[key] = tomlfile.number(value, at, f"a number or a quantity such as '3us' for {key}")
-            elif key == "protocol":
-                kw[key] = tomlfile.string(value, at, f"one of {', '.join(PROTOCOLS)}")
-            elif key == "nic_serialization":
-                kw[key] = tomlfile.boolean(value, at, "true or false")
-            elif key not in MACHINE_INFO:
-                known = ", ".join((*PARAM_NAMES, "S", "protocol", "nic_serialization"))
-                raise InputError(at, f"unknown machine parameter {key!r} (expected {known})")
+        """Read a machine file (TOML, docs/network.md): the globals L, o, g, G, O, S with
+        units, protocol (in ``[loggps]`` or at the top level); a network, placement and
+        per-pair costs when it has them. L is 0 unless set when the file has a topology or
+        an L matrix (it is then the latency added to every message between nodes). Anything
+        it does not understand is refused with one line."""
+        glob, machine, values, where = machines.read(path)
+        if machine and machine.has_network:
+            glob.setdefault("L", 0.0)
+        vals = tuple(values[n] for n in machine.param_names) if machine else ()
         try:
-            return cls(**kw)
+            return cls(**glob, machine=machine, values=vals)
         except InputError as err:
             key = err.where.lstrip("-") if err.where else ""
-            at = tomlfile.where(path, text, "protocol" if key == "rendezvous" else key, table)
-            raise InputError(at, err.what) from None
+            raise InputError(where("protocol" if key == "rendezvous" else key), err.what) from None

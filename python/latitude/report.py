@@ -56,6 +56,18 @@ def add_rows(table, rows, fmt, show_all: bool = False, what: str = "rows") -> No
     table.caption = f"first and last {HEAD_ROWS} of {n:,} {what}; --all prints every one"
 
 
+def write_csv_rows(path: str, columns, rows) -> None:
+    """Rows (dicts) as CSV with these columns, written atomically (latitude.outputs)."""
+    import csv
+
+    from latitude.outputs import open_atomic
+
+    with open_atomic(path, "CSV", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:5.1f} %" if whole else "    –"
 
@@ -78,9 +90,20 @@ def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
         r, l = lam[k], lam_l[k]
         return f"{r:,}{unit}" if r == l else f"{r:,}{unit} (right) / {l:,}{unit} (left: critical point)"
 
-    head.add_row("λ_L = ∂T/∂L", slope("L") + "  latency terms on the critical path")
+    m = pred.params.machine
+    if m is None:
+        head.add_row("λ_L = ∂T/∂L", slope("L") + "  latency terms on the critical path")
+    else:
+        head.add_row("machine", m.describe())
+        what = "latency terms between nodes" if m.has_network else "latency terms between nodes (L)"
+        head.add_row("λ_L = ∂T/∂L", slope("L") + f"  {what}")
     head.add_row("λ_G = ∂T/∂G", slope("G") + "  bytes on the critical path (minus one per message)")
     head.add_row("λ_o = ∂T/∂o", slope("o"))
+    if m is not None:
+        for name in m.param_names:
+            unit = " (bytes)" if pred.params.kind(name) == "gap" else ""
+            head.add_row(f"λ_{name}", slope(name) + unit + f"  ρ = {pred.rho[name]:.4f}")
+        head.add_row("latency terms", f"{pred.latency_terms:,}  every pair's latency paid on the critical path")
     head.add_row("ρ_L", f"{pred.rho_L:.4f}  share of T spent in network latency (L·λ_L/T)")
 
     cp = pred.critical_path
@@ -90,8 +113,8 @@ def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
     br.add_column("share", justify="right")
     for name, key in (
         ("computation", "calc_ns"),
-        ("latency (L)", "latency_ns"),
-        ("bandwidth (G)", "bandwidth_ns"),
+        ("latency (L)" if m is None else "latency (pairs' L)", "latency_ns"),
+        ("bandwidth (G)" if m is None else "bandwidth (pairs' G)", "bandwidth_ns"),
         ("overhead (o, O)", "overhead_ns"),
         ("NIC gap (g)", "gap_ns"),
     ):

@@ -49,15 +49,13 @@ class SimOptions:
         return parse_all(list(self.noise), self.noise_cosched)
 
     def core_kwargs(self, params: Params) -> dict:
-        kw = {
-            "theta": params.theta,
+        return {
+            "cfg": params.to_core(),
             "semantics": self.semantics,
             "cpu_serialization": self.cpu_serialization,
             "noise": self.noise_dicts(),
             "seed": int(self.seed),
         }
-        kw.update(params.model_kwargs())
-        return kw
 
 
 @dataclass

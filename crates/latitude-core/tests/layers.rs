@@ -8,7 +8,7 @@ const LAYERS: &[&[&str]] = &[
     &["text", "model", "units", "parallel"],
     &["error"],
     &["graph"],
-    &["goal", "gen", "collectives"],
+    &["goal", "gen", "collectives", "net"],
     &["trace", "synth"],
     &["schedule"],
     &["engine"],

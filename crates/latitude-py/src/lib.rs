@@ -4,34 +4,33 @@
 
 use std::sync::{Arc, Mutex};
 
+mod config;
 mod errors;
 mod sim;
 mod synth;
 
 use crate::errors::input_error;
+use config::{Config, NetCache};
 
 use latitude_core::collectives::Selection;
+use latitude_core::engine::pairs::pair_sensitivities;
 use latitude_core::engine::rational::Rat;
 use latitude_core::engine::{parametric, predict as engine_predict, tolerance, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::graph::{ExecGraph, Kind};
-use latitude_core::model::{p, Model, Point, Protocol, NPARAM, TICKS_PER_NS};
-use latitude_core::net::Flat;
+use latitude_core::model::{p, Model, NPARAM, TICKS_PER_NS};
+use latitude_core::net::Routes;
 use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
 use latitude_core::{goal, lp, Error};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-fn model_from(protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Model> {
-    let protocol = Protocol::parse(protocol)
-        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown rendezvous protocol {protocol:?} (handshake or loggopsim)")))?;
-    Ok(Model { protocol, eager_limit, nic_serialization })
-}
-
 struct Inner {
     g: ExecGraph,
     plan: Option<Arc<Plan>>,
+    /// The machine bound to this graph's ranks (kept while the same machine is used).
+    net: NetCache,
     /// Simulator successor lists (invalidated when a plan re-orders the graph).
     sim: Option<Arc<latitude_core::sim::SimGraph>>,
 }
@@ -50,6 +49,13 @@ impl Inner {
         Ok(plan)
     }
 
+    /// Plan and bound network for a configuration.
+    fn prepare(&mut self, cfg: &Config) -> Result<(Arc<Plan>, config::Net), Error> {
+        let plan = self.plan(cfg.model)?;
+        let net = self.net.get(&self.g, &cfg.machine)?;
+        Ok((plan, net))
+    }
+
     fn sim_graph(&mut self) -> Result<Arc<latitude_core::sim::SimGraph>, Error> {
         if self.sim.is_none() {
             self.sim = Some(Arc::new(latitude_core::sim::SimGraph::new(&self.g)?));
@@ -65,7 +71,7 @@ struct Graph {
 }
 
 fn wrap(g: ExecGraph) -> Graph {
-    Graph { inner: Mutex::new(Inner { g, plan: None, sim: None }) }
+    Graph { inner: Mutex::new(Inner { g, plan: None, net: NetCache::default(), sim: None }) }
 }
 
 #[pymethods]
@@ -168,38 +174,32 @@ impl Graph {
         Ok(d)
     }
 
-    /// One prediction. theta = [L, o, g, G, O] in ns (G, O per byte).
-    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, path_limit=0))]
-    fn predict<'py>(
-        &self,
-        py: Python<'py>,
-        theta: [f64; NPARAM],
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
-        path_limit: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
+    /// One prediction at a configuration; with `pairs`, the pairwise sensitivities of the
+    /// same pass (the critical path's messages per pair of ranks).
+    #[pyo3(signature = (cfg, path_limit=0, pairs=false))]
+    fn predict<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>, path_limit: usize, pairs: bool) -> PyResult<Bound<'py, PyDict>> {
+        let cfg: &Config = &cfg;
+        let pt = cfg.point;
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
-            let plan = inner.plan(model)?;
-            let pr = engine_predict(&inner.g, &plan, &Flat, &pt)?;
-            let summary = pr.summary(&inner.g, &Flat);
-            let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
-                .path
-                .iter()
-                .rev()
-                .take(path_limit)
-                .rev()
-                .map(|s| {
-                    let g = &inner.g;
-                    (s.vertex, s.kind as u8, g.rank(s.vertex), g.local(s.vertex), s.cost.eval(&pt), g.location(s.vertex))
-                })
-                .collect();
-            Ok::<_, Error>((pr, summary, steps, plan.nslots()))
+            let (plan, net) = inner.prepare(cfg)?;
+            let g = &inner.g;
+            on_net!(&net, |r| {
+                let pr = engine_predict(g, &plan, r, &pt)?;
+                let summary = pr.summary(g, r);
+                let steps: Vec<(u32, u8, u32, u32, i128, String)> = pr
+                    .path
+                    .iter()
+                    .rev()
+                    .take(path_limit)
+                    .rev()
+                    .map(|s| (s.vertex, s.kind as u8, g.rank(s.vertex), g.local(s.vertex), s.concrete(g, r).eval(&pt), g.location(s.vertex)))
+                    .collect();
+                let pairs = pairs.then(|| pair_rows(g, r, &pr));
+                Ok::<_, Error>((pr, summary, steps, plan.nslots(), pairs))
+            })
         });
-        let (pr, s, steps, nslots) = out.map_err(|e| input_error(py, e))?;
+        let (pr, s, steps, nslots, pairs) = out.map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
         d.set_item("t", pr.t)?;
         d.set_item("unit", pr.point.unit)?;
@@ -207,7 +207,9 @@ impl Graph {
         d.set_item("theta_ns", pr.point.ns())?;
         d.set_item("right", pr.right.clone())?;
         d.set_item("left", pr.left.clone())?;
-        d.set_item("param_names", p::NAMES.to_vec())?;
+        d.set_item("latency_terms_right", pr.lat_right)?;
+        d.set_item("latency_terms_left", pr.lat_left)?;
+        d.set_item("param_names", cfg.names.clone())?;
         d.set_item("calc_ns", s.calc_ns)?;
         d.set_item("latency_ns", s.latency_ns)?;
         d.set_item("bandwidth_ns", s.bandwidth_ns)?;
@@ -223,26 +225,59 @@ impl Graph {
         d.set_item("last_vertex", pr.last)?;
         d.set_item("slots", nslots)?;
         d.set_item("path", steps.into_iter().map(|(v, k, r, l, c, loc)| (v, STEP_NAMES[k as usize], r, l, pr.point.to_ns(c), loc)).collect::<Vec<_>>())?;
+        if let Some(rows) = pairs {
+            let pd = PyDict::new(py);
+            pd.set_item("a", rows.a.into_pyarray(py))?;
+            pd.set_item("b", rows.b.into_pyarray(py))?;
+            pd.set_item("lambda_L", rows.lat.into_pyarray(py))?;
+            pd.set_item("lambda_G", rows.bytes.into_pyarray(py))?;
+            pd.set_item("steps", rows.steps.into_pyarray(py))?;
+            pd.set_item("latency_ns", rows.lat_ns.into_pyarray(py))?;
+            pd.set_item("gap_ns_per_byte", rows.gap_ns.into_pyarray(py))?;
+            d.set_item("pairs", pd)?;
+        }
         Ok(d)
     }
 
-    /// The LLAMP LP (Algorithm 1) as row-wise CSR arrays for HiGHS.
-    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false))]
-    fn lp<'py>(&self, py: Python<'py>, theta: [f64; NPARAM], protocol: &str, eager_limit: u64, nic_serialization: bool) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
+    /// Node of each rank on the configuration's machine (0..P−1 without one).
+    fn placement<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
+        let cfg: &Config = &cfg;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let Inner { g, net, .. } = &mut *inner;
+            match net.get(g, &cfg.machine)? {
+                config::Net::Flat(_) => Ok::<_, Error>((0..g.num_ranks()).collect::<Vec<u32>>()),
+                config::Net::Machine(n) => Ok(n.node_of.clone()),
+            }
+        });
+        Ok(out.map_err(|e| input_error(py, e))?.into_pyarray(py))
+    }
+
+    /// The LLAMP LP (Algorithm 1) as row-wise CSR arrays for HiGHS: one column per named
+    /// parameter, or (`pairwise`) per pair of ranks that talk.
+    #[pyo3(signature = (cfg, pairwise=false))]
+    fn lp<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>, pairwise: bool) -> PyResult<Bound<'py, PyDict>> {
+        let cfg: &Config = &cfg;
+        let pt = cfg.point;
         let m = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
-                let plan = inner.plan(model)?;
-                lp::build_lp(&inner.g, &plan, &Flat, &pt, false)
+                let (plan, net) = inner.prepare(cfg)?;
+                on_net!(&net, |r| lp::build_lp(&inner.g, &plan, r, &pt, pairwise))
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
         d.set_item("num_col", m.num_col)?;
         d.set_item("num_row", m.num_row)?;
         d.set_item("t_col", m.t_col)?;
-        d.set_item("param_cols", lp::PARAM_COLS.to_vec())?;
+        let mut cols: Vec<String> = lp::PARAM_COLS.iter().map(|s| s.to_string()).collect();
+        cols.extend(cfg.names[NPARAM..].iter().cloned());
+        for (a, b) in &m.pairs {
+            cols.push(format!("l_{a}_{b}"));
+            cols.push(format!("g_{a}_{b}"));
+        }
+        d.set_item("param_cols", cols)?;
+        d.set_item("pairs", m.pairs.clone())?;
         d.set_item("start", m.start.into_pyarray(py))?;
         d.set_item("index", m.index.into_pyarray(py))?;
         d.set_item("value", m.value.into_pyarray(py))?;
@@ -256,42 +291,38 @@ impl Graph {
 
     /// One discrete-event simulation (see latitude_core::sim). semantics = "design" or
     /// "loggopsim"; noise = list of spec dicts (latitude/noise.py); record = timeline data.
-    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, record=false))]
+    #[pyo3(signature = (cfg, semantics="design", cpu_serialization=true, noise=None, seed=0, record=false))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
         py: Python<'py>,
-        theta: [f64; NPARAM],
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
+        cfg: PyRef<'py, Config>,
         semantics: &str,
         cpu_serialization: bool,
         noise: Option<Bound<'py, pyo3::types::PyList>>,
         seed: u64,
         record: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), record)?.map_err(|e| input_error(py, e))?;
+        let cfg: &Config = &cfg;
+        let setup = sim::setup(cfg.point, cfg.model, semantics, cpu_serialization, noise.as_ref(), record)?.map_err(|e| input_error(py, e))?;
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
             let sg = inner.sim_graph()?;
-            sim::run_one(&inner.g, &sg, &setup, seed)
+            let Inner { g, net, .. } = &mut *inner;
+            let net = net.get(g, &cfg.machine)?;
+            on_net!(&net, |r| sim::run_one(g, &sg, r, &setup, seed))
         });
         let (r, elapsed) = out.map_err(|e| input_error(py, e))?;
         sim::result_dict(py, &self.inner.lock().unwrap().g, &r, elapsed)
     }
 
     /// Monte Carlo samples first..first+count on `threads` threads (GIL released).
-    #[pyo3(signature = (theta, protocol="handshake", eager_limit=262144, nic_serialization=false, semantics="design", cpu_serialization=true, noise=None, seed=0, first=0, count=1, threads=1))]
+    #[pyo3(signature = (cfg, semantics="design", cpu_serialization=true, noise=None, seed=0, first=0, count=1, threads=1))]
     #[allow(clippy::too_many_arguments)]
     fn simulate_samples<'py>(
         &self,
         py: Python<'py>,
-        theta: [f64; NPARAM],
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
+        cfg: PyRef<'py, Config>,
         semantics: &str,
         cpu_serialization: bool,
         noise: Option<Bound<'py, pyo3::types::PyList>>,
@@ -300,44 +331,34 @@ impl Graph {
         count: u64,
         threads: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let setup = sim::setup(theta, model, semantics, cpu_serialization, noise.as_ref(), false)?.map_err(|e| input_error(py, e))?;
+        let cfg: &Config = &cfg;
+        let setup = sim::setup(cfg.point, cfg.model, semantics, cpu_serialization, noise.as_ref(), false)?.map_err(|e| input_error(py, e))?;
         let out = py.detach(|| {
             let mut inner = self.inner.lock().unwrap();
             let sg = inner.sim_graph()?;
-            sim::run_samples(&inner.g, &sg, &setup, seed, first, count, threads)
+            let Inner { g, net, .. } = &mut *inner;
+            let net = net.get(g, &cfg.machine)?;
+            on_net!(&net, |r| sim::run_samples(g, &sg, r, &setup, seed, first, count, threads))
         });
         sim::samples(py, out)?.map_err(|e| input_error(py, e))
     }
 
-    /// Every breakpoint of T in parameter `param` (0..5 = L, o, g, G, O) on [lo, hi] (ns, or
-    /// ns per byte), exact. Positions come as (num, den) in ticks (10⁻⁹ ns).
-    #[pyo3(signature = (theta, param, lo, hi, step=None, protocol="handshake", eager_limit=262144, nic_serialization=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn sweep<'py>(
-        &self,
-        py: Python<'py>,
-        theta: [f64; NPARAM],
-        param: usize,
-        lo: f64,
-        hi: f64,
-        step: Option<f64>,
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
+    /// Every breakpoint of T in parameter `param` (an index into the configuration's names)
+    /// on [lo, hi] (ns, or ns per byte), exact. Positions come as (num, den) in ticks (10⁻⁹ ns).
+    #[pyo3(signature = (cfg, param, lo, hi, step=None))]
+    fn sweep<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>, param: usize, lo: f64, hi: f64, step: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg: &Config = &cfg;
+        let pt = cfg.point;
         let (lo, hi) = (ticks(lo), ticks(hi));
         let step = step.map(ticks);
-        if param >= NPARAM || lo > hi {
+        if param >= pt.n || lo > hi {
             return Err(pyo3::exceptions::PyValueError::new_err("bad sweep parameter or range"));
         }
         let sw = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
-                let plan = inner.plan(model)?;
-                parametric::sweep(&inner.g, &plan, &Flat, &pt, param, lo, hi, parametric::SweepOptions { step, ..Default::default() })
+                let (plan, net) = inner.prepare(cfg)?;
+                on_net!(&net, |r| parametric::sweep(&inner.g, &plan, r, &pt, param, lo, hi, parametric::SweepOptions { step, ..Default::default() }))
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -352,30 +373,19 @@ impl Graph {
 
     /// Largest value of parameter `param` with T ≤ ratio·T(x0) for each ratio (num, den).
     /// Returns T(x0) in ticks and, per ratio, (num, den) in ticks or None (unbounded).
-    #[pyo3(signature = (theta, param, x0, ratios, protocol="handshake", eager_limit=262144, nic_serialization=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn tolerance<'py>(
-        &self,
-        py: Python<'py>,
-        theta: [f64; NPARAM],
-        param: usize,
-        x0: f64,
-        ratios: Vec<(i128, i128)>,
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
-        if param >= NPARAM || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
+    #[pyo3(signature = (cfg, param, x0, ratios))]
+    fn tolerance<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>, param: usize, x0: f64, ratios: Vec<(i128, i128)>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg: &Config = &cfg;
+        let pt = cfg.point;
+        if param >= pt.n || ratios.iter().any(|&(n, d)| d <= 0 || n < d) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad tolerance parameter or ratio (< 1)"));
         }
         let x0 = ticks(x0);
         let (t0, res) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
-                let plan = inner.plan(model)?;
-                tolerance::tolerance(&inner.g, &plan, &Flat, &pt, param, x0, &ratios)
+                let (plan, net) = inner.prepare(cfg)?;
+                on_net!(&net, |r| tolerance::tolerance(&inner.g, &plan, r, &pt, param, x0, &ratios))
             })
             .map_err(|e| input_error(py, e))?;
         let d = PyDict::new(py);
@@ -388,22 +398,18 @@ impl Graph {
 
     /// For each absolute target τ = (num, den) ticks: the largest value of parameter `param`
     /// ≥ x0 with T ≤ τ: (num, den) ticks, "unbounded", or "exceeded" (T(x0) > τ already).
-    #[pyo3(signature = (theta, param, x0, targets, protocol="handshake", eager_limit=262144, nic_serialization=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (cfg, param, x0, targets))]
     fn max_below(
         &self,
         py: Python<'_>,
-        theta: [f64; NPARAM],
+        cfg: PyRef<'_, Config>,
         param: usize,
         x0: f64,
         targets: Vec<(i128, i128)>,
-        protocol: &str,
-        eager_limit: u64,
-        nic_serialization: bool,
     ) -> PyResult<Vec<(&'static str, i128, i128)>> {
-        let model = model_from(protocol, eager_limit, nic_serialization)?;
-        let pt = Point::from_ns(&theta).map_err(|m| input_error(py, Error::new(m)))?;
-        if param >= NPARAM || targets.iter().any(|&(_, d)| d <= 0) {
+        let cfg: &Config = &cfg;
+        let pt = cfg.point;
+        if param >= pt.n || targets.iter().any(|&(_, d)| d <= 0) {
             return Err(pyo3::exceptions::PyValueError::new_err("bad parameter or target"));
         }
         let targets: Vec<Rat> = targets.into_iter().map(|(n, d)| Rat::new(n, d)).collect();
@@ -411,8 +417,8 @@ impl Graph {
         let (bounds, _) = py
             .detach(|| {
                 let mut inner = self.inner.lock().unwrap();
-                let plan = inner.plan(model)?;
-                tolerance::max_below(&inner.g, &plan, &Flat, &pt, param, x0, &targets)
+                let (plan, net) = inner.prepare(cfg)?;
+                on_net!(&net, |r| tolerance::max_below(&inner.g, &plan, r, &pt, param, x0, &targets))
             })
             .map_err(|e| input_error(py, e))?;
         Ok(bounds
@@ -457,6 +463,32 @@ impl Graph {
 /// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
 fn ticks(ns: f64) -> i128 {
     (ns * TICKS_PER_NS as f64).round() as i128
+}
+
+/// Pairwise sensitivities as columns, with each pair's latency and gap on the machine.
+struct PairRows {
+    a: Vec<u32>,
+    b: Vec<u32>,
+    lat: Vec<u64>,
+    bytes: Vec<u64>,
+    steps: Vec<u64>,
+    lat_ns: Vec<f64>,
+    gap_ns: Vec<f64>,
+}
+
+fn pair_rows<R: Routes>(g: &ExecGraph, net: &R, pr: &latitude_core::engine::Prediction) -> PairRows {
+    let pairs = pair_sensitivities(g, &pr.path);
+    let pt = &pr.point;
+    let routes: Vec<_> = pairs.iter().map(|x| net.route(x.a, x.b)).collect();
+    PairRows {
+        a: pairs.iter().map(|x| x.a).collect(),
+        b: pairs.iter().map(|x| x.b).collect(),
+        lat: pairs.iter().map(|x| x.lat).collect(),
+        bytes: pairs.iter().map(|x| x.bytes).collect(),
+        steps: pairs.iter().map(|x| x.steps).collect(),
+        lat_ns: routes.iter().map(|r| pt.to_ns(r.lat.at(pt))).collect(),
+        gap_ns: routes.iter().map(|r| pt.to_ns(r.gap.at(pt))).collect(),
+    }
 }
 
 fn rat(r: Rat) -> (i128, i128) {
@@ -556,6 +588,8 @@ fn trace_calls() -> std::collections::BTreeMap<&'static str, &'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<Graph>()?;
+    m.add_class::<Config>()?;
+    m.add_class::<config::Machine>()?;
     m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;
@@ -563,6 +597,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_calls, m)?)?;
     m.add_function(wrap_pyfunction!(trace_times, m)?)?;
     m.add("NPARAM", NPARAM)?;
+    m.add("MAXP", latitude_core::model::MAXP)?;
     m.add("PARAM_NAMES", p::NAMES.to_vec())?;
     Ok(())
 }

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use latitude_core::graph::{ExecGraph, Kind};
-use latitude_core::model::{Model, Point, NPARAM};
-use latitude_core::net::Flat;
+use latitude_core::model::{Model, Point};
+use latitude_core::net::Routes;
 use latitude_core::sim::{self, Dist, NoiseSpec, OsNoise, Semantics, SimGraph, SimOptions, SimResult};
 use latitude_core::Error;
 use numpy::IntoPyArray;
@@ -72,7 +72,7 @@ fn noise_spec(list: Option<&Bound<'_, PyList>>) -> PyResult<Result<NoiseSpec, Er
 
 #[allow(clippy::too_many_arguments)]
 pub fn setup(
-    theta: [f64; NPARAM],
+    pt: Point,
     model: Model,
     semantics_name: &str,
     cpu_serialization: bool,
@@ -80,10 +80,6 @@ pub fn setup(
     record: bool,
 ) -> PyResult<Result<Setup, Error>> {
     let semantics = semantics(semantics_name)?;
-    let pt = match Point::from_ns(&theta) {
-        Ok(pt) => pt,
-        Err(m) => return Ok(Err(Error::new(m))),
-    };
     let noise = match noise_spec(noise)? {
         Ok(n) => n,
         Err(e) => return Ok(Err(e)),
@@ -92,9 +88,9 @@ pub fn setup(
 }
 
 /// One simulation, timed.
-pub fn run_one(g: &ExecGraph, sg: &SimGraph, s: &Setup, seed: u64) -> Result<(SimResult, f64), Error> {
+pub fn run_one(g: &ExecGraph, sg: &SimGraph, net: &dyn Routes, s: &Setup, seed: u64) -> Result<(SimResult, f64), Error> {
     let t0 = Instant::now();
-    let r = sim::simulate(g, sg, &Flat, &s.pt, &s.opts, &s.noise, seed)?;
+    let r = sim::simulate(g, sg, net, &s.pt, &s.opts, &s.noise, seed)?;
     Ok((r, t0.elapsed().as_secs_f64()))
 }
 
@@ -187,8 +183,18 @@ pub fn samples<'py>(py: Python<'py>, out: Result<(Vec<sim::Sample>, f64), Error>
     Ok(Ok(d))
 }
 
-pub fn run_samples(g: &ExecGraph, sg: &SimGraph, s: &Setup, seed: u64, first: u64, count: u64, threads: usize) -> Result<(Vec<sim::Sample>, f64), Error> {
+#[allow(clippy::too_many_arguments)]
+pub fn run_samples(
+    g: &ExecGraph,
+    sg: &SimGraph,
+    net: &dyn Routes,
+    s: &Setup,
+    seed: u64,
+    first: u64,
+    count: u64,
+    threads: usize,
+) -> Result<(Vec<sim::Sample>, f64), Error> {
     let t0 = Instant::now();
-    let out = sim::simulate_samples(g, sg, &Flat, &s.pt, &s.opts, &s.noise, seed, first, count, threads)?;
+    let out = sim::simulate_samples(g, sg, net, &s.pt, &s.opts, &s.noise, seed, first, count, threads)?;
     Ok((out, t0.elapsed().as_secs_f64()))
 }

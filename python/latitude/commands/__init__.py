@@ -13,6 +13,8 @@ COMMANDS = [
     "sensitivity",
     "tolerance",
     "lp",
+    "pairs",
+    "compare",
     "simulate",
     "generate",
     "calibrate",

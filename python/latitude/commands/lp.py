@@ -17,7 +17,15 @@ def register(sub) -> None:
     add_schedule_args(p)
     add_model_args(p)
     p.add_argument("--export", metavar="FILE", help="write the LP (.mps or .lp, by extension)")
-    p.add_argument("--solve", action="store_true", help="solve with HiGHS and report T and the reduced cost of l")
+    p.add_argument(
+        "--solve", action="store_true", help="solve with HiGHS and report T and the parameters' reduced costs"
+    )
+    p.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="one latency and one gap column per pair of ranks that talk (l_i_j, g_i_j: the paper's App. I); "
+        "their reduced costs are the pairwise sensitivities",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -30,7 +38,8 @@ def run(args) -> int:
     if not args.export and not args.solve:
         raise InputError("latitude lp", "nothing to do: give --export FILE and/or --solve")
     graph = load_graph(args)
-    lp = graph.lp(params_from_args(args))
+    params = params_from_args(args)
+    lp = graph.lp(params, pairwise=args.pairwise)
     if args.export:
         lp.export(args.export)
     out = {"columns": lp.num_cols, "rows": lp.num_rows, "nonzeros": lp.num_nonzeros}
@@ -53,4 +62,13 @@ def run(args) -> int:
             f"HiGHS: optimal, T = {fmt_time(out['runtime_ns'])} ({out['runtime_ns']:,.3f} ns), "
             f"reduced cost of l = {out['reduced_cost_l']:g}"
         )
+        if params.machine:
+            rc = out["reduced_costs"]
+            con.print("reduced costs: " + ", ".join(f"{k} = {v:g}" for k, v in rc.items() if k not in ("l",)))
+        if args.pairwise:
+            top = sorted(out["pair_reduced_costs"], key=lambda r: -r["l"])[:10]
+            con.print(
+                f"{len(out['pair_reduced_costs'])} pair columns; largest latency reduced costs: "
+                + ", ".join(f"l_{r['a']}_{r['b']} = {r['l']:g}" for r in top)
+            )
     return 0

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import argparse
 
+from latitude.errors import InputError
 from latitude.params import DEFAULTS, PARAM_NAMES, PROTOCOLS, Params
 from latitude.units import fmt_time, parse_time
 
 
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    """The LogGPS flags shared by every command that prices a graph."""
+def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
+    """The LogGPS flags shared by every command that prices a graph. With `output_o` the
+    command uses -o for its output file and the overhead is --overhead."""
     grp = p.add_argument_group("LogGPS model (units accepted: 3us, 1.5µs, 500ns; G as 0.018ns or 50GB/s)")
     grp.add_argument("-L", metavar="TIME", help=f"network latency (default {fmt_time(DEFAULTS['L'])})")
-    grp.add_argument("-o", metavar="TIME", help=f"CPU overhead per message (default {fmt_time(DEFAULTS['o'])})")
+    grp.add_argument(
+        *(("--overhead",) if output_o else ("-o",)),
+        dest="o",
+        metavar="TIME",
+        help=f"CPU overhead per message (default {fmt_time(DEFAULTS['o'])})",
+    )
     grp.add_argument("-G", metavar="GAP", help=f"gap per byte, 1/bandwidth (default {DEFAULTS['G']} ns)")
     grp.add_argument("-g", metavar="TIME", help="NIC gap per message; implies --serialize-nic (default 0)")
     grp.add_argument("-O", metavar="GAP", help="CPU overhead per byte (default 0)")
@@ -25,7 +32,17 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serialize each rank's sends on its NIC in trace order (g + bytes·G apart)",
     )
-    grp.add_argument("--machine", metavar="TOML", help="read parameters from a machine file (flags override it)")
+    grp.add_argument(
+        "--machine",
+        metavar="TOML",
+        help="read parameters and the network from a machine file (docs/network.md; flags override it)",
+    )
+    grp.add_argument(
+        "--set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="set any named parameter, e.g. --set wire=300ns --set intra.L=0.2us (repeatable)",
+    )
 
 
 def params_from_args(args: argparse.Namespace) -> Params:
@@ -39,4 +56,21 @@ def params_from_args(args: argparse.Namespace) -> Params:
         kw["protocol"] = args.rendezvous
     if getattr(args, "serialize_nic", False) or (args.g is not None and parse_time(args.g, "-g") > 0):
         kw["nic_serialization"] = True
-    return base.replace(**kw) if kw else base
+    out = base.replace(**kw) if kw else base
+    return with_sets(out, getattr(args, "set", None))
+
+
+def with_sets(params: Params, sets) -> Params:
+    """Apply --set NAME=VALUE options."""
+    changes = {}
+    for item in sets or ():
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise InputError("--set", f"expected NAME=VALUE such as wire=300ns, got {item!r}")
+        try:
+            params.index(name)
+        except InputError as err:
+            raise InputError("--set", err.what) from None
+        changes[name] = params.parse(name, value.strip(), f"--set {name}")
+    return params.with_values(changes) if changes else params

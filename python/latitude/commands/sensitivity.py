@@ -1,4 +1,5 @@
-"""`latitude sensitivity GRAPH --range A:B`: every critical latency (or G breakpoint), exact."""
+"""`latitude sensitivity GRAPH --range A:B`: every critical latency (or breakpoint in G, a link
+class or any named parameter), exact."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ def register(sub) -> None:
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     p.add_argument("--range", required=True, metavar="A:B", help="parameter range, e.g. 0:100us (for G: 0:0.1ns)")
-    p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
+    p.add_argument(
+        "--param",
+        default="L",
+        metavar="NAME",
+        help="parameter to vary: L, G, o, … or one of the machine's (a link class such as wire, intra.L; default L)",
+    )
     p.add_argument("--step", metavar="X", help="LLAMP-style coarsening: no two reported breakpoints closer than X")
     p.add_argument(
         "--method",
@@ -43,24 +49,25 @@ def register(sub) -> None:
 def write_csv(sens, path: str, points: int) -> None:
     import csv
 
-    is_l = sens.param == "L"
-    cols = ["L_us", "T_us", "lambda_L", "rho_L"] if is_l else ["G_ns_per_B", "T_us", "lambda_G", "rho_G"]
+    name = sens.param
+    is_time = sens.params.kind(name) == "time"
+    cols = [f"{name}_us" if is_time else f"{name}_ns_per_B", "T_us", f"lambda_{name}", f"rho_{name}"]
     with open_atomic(path, "CSV", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for r in sens.curve(points):
-            x = r["x"] / 1e3 if is_l else r["x"]
+            x = r["x"] / 1e3 if is_time else r["x"]
             w.writerow([f"{x:.9g}", f"{r['T'] / 1e3:.9g}", r["slope"], f"{r['rho']:.9g}"])
 
 
 def run(args) -> int:
     from latitude.report import console, print_json
-    from latitude.units import parse_gap, parse_range, parse_time
+    from latitude.units import parse_range
 
     start = time.perf_counter()
-    conv = parse_time if args.param == "L" else parse_gap
-    lo, hi = parse_range(args.range, "--range", conv)
     params = params_from_args(args)
+    params.index(args.param)
+    lo, hi = parse_range(args.range, "--range", lambda text, where: params.parse(args.param, text, where))
     graph = load_graph(args)
     t = time.perf_counter()
     sens = graph.sensitivity(lo, hi, param=args.param, step=args.step, params=params, method=args.method)
@@ -104,9 +111,9 @@ def print_tables(sens, con, show_all: bool = False) -> None:
     from latitude.report import add_rows
     from latitude.units import fmt_time
 
-    is_l = sens.param == "L"
-    fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
-    name = "critical latencies" if is_l else "breakpoints in G"
+    is_time = sens.params.kind(sens.param) == "time"
+    fx = fmt_time if is_time else (lambda x: f"{x:.6g} ns/B")
+    name = "critical latencies" if sens.param == "L" else f"breakpoints in {sens.param}"
     t = Table(title=f"{len(sens.breakpoints):,} {name} in [{fx(sens.lo)}, {fx(sens.hi)}]")
     for col in (sens.param, "runtime T", f"λ_{sens.param} left → right"):
         t.add_column(col, justify="right")

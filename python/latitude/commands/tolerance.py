@@ -1,4 +1,5 @@
-"""`latitude tolerance GRAPH`: the largest L (or G) within 1 / 2 / 5 % of the baseline runtime."""
+"""`latitude tolerance GRAPH`: the largest L (or G, a link class, any named parameter) within
+1 / 2 / 5 % of the baseline runtime, the others fixed."""
 
 from __future__ import annotations
 
@@ -13,22 +14,35 @@ def register(sub) -> None:
     p = sub.add_parser(
         "tolerance",
         help="largest latency (or G) keeping the slowdown under x %%",
-        description="x % tolerance: the largest L (or G) with T ≤ (1 + x/100)·T(baseline), exact; "
-        "or, with --map, the joint L × G tolerance regions.",
+        description="x % tolerance: the largest L (or G, a link class of the machine such as "
+        "wire or global, any named parameter) with T ≤ (1 + x/100)·T(baseline), the others "
+        "fixed, exact; or, with --map, the joint tolerance regions of two parameters.",
     )
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
     p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="slowdown limits in percent (default 1,2,5)")
-    p.add_argument("--param", choices=("L", "G"), default="L", help="parameter to vary (default L)")
-    p.add_argument("--baseline", metavar="VALUE", help="baseline L (or G); default: the model's value (-L / -G)")
+    p.add_argument(
+        "--param",
+        default="L",
+        metavar="NAME",
+        help="parameter to vary: L, G, … or one of the machine's (wire, global, intra.L, …; default L)",
+    )
+    p.add_argument(
+        "--baseline", metavar="VALUE", help="baseline of --param; default: its value (-L, -G, --set, machine)"
+    )
     p.add_argument(
         "--method",
         choices=("engine", "lp"),
         default="engine",
         help="engine (exact, default) or lp (max-ℓ LP with HiGHS)",
     )
-    p.add_argument("--map", metavar="L=A:B,G=C:D", help="joint region in the L × G window (baseline = -L, -G)")
-    p.add_argument("--resolution", type=int, default=64, metavar="N", help="G grid points of --map (default 64)")
+    p.add_argument(
+        "--map",
+        metavar="X=A:B,Y=C:D",
+        help="joint region of two parameters, e.g. L=0:20us,G=0:0.1ns or wire,switch (a range may be left "
+        "out: from the value to past its largest single tolerance); X is exact, Y the grid",
+    )
+    p.add_argument("--resolution", type=int, default=64, metavar="N", help="grid points of --map's Y (default 64)")
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, ns)")
     p.add_argument("--csv", metavar="FILE", help="write the results (or the map's boundary points) as CSV")
@@ -55,14 +69,40 @@ def parse_pcts(text: str) -> list[str]:
     return pcts
 
 
-def parse_map(text: str) -> tuple:
+def parse_map(text: str, params) -> tuple[tuple[str, str], list]:
+    """--map X=A:B,Y=C:D (ranges optional): the two parameter names and their ranges
+    (None where not given)."""
     from latitude.errors import InputError
-    from latitude.units import parse_gap, parse_range, parse_time
+    from latitude.units import parse_range
 
-    parts = dict(kv.split("=", 1) for kv in text.split(",") if "=" in kv)
-    if set(parts) != {"L", "G"}:
-        raise InputError("--map", f"expected L=A:B,G=C:D, got {text!r}")
-    return parse_range(parts["L"], "--map L", parse_time), parse_range(parts["G"], "--map G", parse_gap)
+    items = [kv.strip() for kv in text.split(",") if kv.strip()]
+    if len(items) != 2:
+        raise InputError("--map", f"expected L=A:B,G=C:D (or any two named parameters, e.g. wire,switch), got {text!r}")
+    names, ranges = [], []
+    for item in items:
+        name, eq, rng = item.partition("=")
+        name = name.strip()
+        try:
+            params.index(name)
+        except InputError as err:
+            raise InputError("--map", err.what) from None
+        names.append(name)
+        conv = lambda t, w, n=name: params.parse(n, t, w)  # noqa: E731
+        ranges.append(parse_range(rng, f"--map {name}", conv) if eq else None)
+    if names[0] == names[1]:
+        raise InputError("--map", f"expected two different parameters, got {names[0]} twice")
+    return (names[0], names[1]), ranges
+
+
+def default_range(graph, params, name: str, pcts) -> tuple[float, float]:
+    """From the parameter's value to 1.5× past its largest single-parameter tolerance (or to
+    10× its value, at least +10 µs or +0.1 ns/B, when that is unbounded)."""
+    x0 = params.value(name)
+    tol = graph.tolerance(pcts, param=name, params=params)
+    bounded = [r["max_ns"] for r in tol.to_dict()["tolerance"] if r["max_ns"] is not None]
+    floor = 10_000.0 if params.kind(name) == "time" else 0.1
+    span = 1.5 * max(bounded) - 0.5 * x0 if bounded else max(10 * x0, x0 + floor)
+    return x0, max(span, x0 + floor / 100)
 
 
 def run(args) -> int:
@@ -108,8 +148,8 @@ def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
             out["seconds_total"] = time.perf_counter() - start
         print_json(out)
         return 0
-    is_l = tol.param == "L"
-    fx = fmt_time if is_l else (lambda x: f"{x:.6g} ns/B")
+    is_time = tol.params.kind(tol.param) == "time"
+    fx = fmt_time if is_time else (lambda x: f"{x:.6g} ns/B")
     t = Table(
         title=f"{tol.param} tolerance ({tol.method}): baseline {fx(tol.baseline)}, T = {fmt_time(tol.baseline_runtime)}"
     )
@@ -138,15 +178,18 @@ def runtime_plot(args, graph, tol) -> list[str]:
     from latitude.plots import runtime_plot as plot
     from latitude.units import parse_range, parse_time
 
-    if tol.param != "L":
-        raise InputError("--plot", "the runtime plot is for --param L; use `latitude sensitivity --param G --plot`")
+    if tol.params.kind(tol.param) != "time":
+        raise InputError(
+            "--plot",
+            f"the runtime plot is for latency parameters; use `latitude sensitivity --param {tol.param} --plot`",
+        )
     if args.range:
         lo, hi = parse_range(args.range, "--range", parse_time)
     else:
         bounded = [r["max_ns"] for r in tol.to_dict()["tolerance"] if r["max_ns"] is not None]
         span = max([m - tol.baseline for m in bounded] + [10_000.0])
         lo, hi = tol.baseline, tol.baseline + 1.5 * span
-    sens = graph.sensitivity(lo, hi, param="L", params=tol.params)
+    sens = graph.sensitivity(lo, hi, param=tol.param, params=tol.params)
     measured = read_measured(args.measured) if args.measured else None
     return plot(sens, tol, args.plot, measured)
 
@@ -156,9 +199,10 @@ def run_map(args, graph, params, pcts, start: float) -> int:
 
     from latitude.report import console, print_json
 
-    l_range, g_range = parse_map(args.map)
+    axes, ranges = parse_map(args.map, params)
     t = time.perf_counter()
-    tmap = graph.tolerance_map(l_range, g_range, pcts, args.resolution, params=params)
+    ranges = [r if r is not None else default_range(graph, params, n, pcts) for n, r in zip(axes, ranges)]
+    tmap = graph.tolerance_map(ranges[0], ranges[1], pcts, args.resolution, params=params, axes=axes)
     elapsed = time.perf_counter() - t
     written = []
     if args.csv:
@@ -174,20 +218,29 @@ def run_map(args, graph, params, pcts, start: float) -> int:
         out["seconds_total"] = time.perf_counter() - start
         print_json(out)
         return 0
+    x, y = axes
+    ty = params.kind(y) == "time"
     tab = Table(
-        title=f"L × G tolerance map, T₀ = {tmap.baseline_runtime:,.0f} ns, {args.resolution} G values (exact points)"
+        title=f"{x} × {y} tolerance map, T₀ = {tmap.baseline_runtime:,.0f} ns, {args.resolution} {y} values (exact points)"
     )
-    for col in ("slowdown ≤", "G range inside (ns/B)", "largest L at G_min", "largest L at G_max"):
+    for col in (
+        "slowdown ≤",
+        f"{y} range inside ({'µs' if ty else 'ns/B'})",
+        f"largest {x} at {y}_min",
+        f"largest {x} at {y}_max",
+    ):
         tab.add_column(col, justify="right")
+    fx = (lambda v: f"{v / 1e3:.4g} µs") if params.kind(x) == "time" else (lambda v: f"{v:.4g} ns/B")
+    fy = (lambda v: f"{v / 1e3:.4g}") if ty else (lambda v: f"{v:.4g}")
     for pct, pts in tmap.curves.items():
         inside = [(g, l, st) for g, l, st in pts if l is not None]
 
-        def fmt(x):
-            return "–" if x is None else ("≥ window" if x[2] == "beyond" else f"{float(x[1]) / 1e3:.4g} µs")
+        def fmt(p):
+            return "–" if p is None else ("≥ window" if p[2] == "beyond" else fx(float(p[1])))
 
         tab.add_row(
             f"{pct} %",
-            f"{float(inside[0][0]):.4g} … {float(inside[-1][0]):.4g}" if inside else "none",
+            f"{fy(float(inside[0][0]))} … {fy(float(inside[-1][0]))}" if inside else "none",
             fmt(inside[0] if inside else None),
             fmt(inside[-1] if inside else None),
         )
