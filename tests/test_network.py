@@ -453,3 +453,22 @@ def test_params_api(tmp_path):
     assert q.value("wire") == 300.0 and q.L == 5.0 and p.value("wire") == 274.0
     with pytest.raises(InputError):
         p.value("nope")
+
+
+def test_the_bundled_topology_study(tmp_path, examples):
+    """docs/network.md's study: the bundled 256-rank job on the bundled fat tree and dragonfly.
+    Splitting the dragonfly's shared `wire` into its three link classes changes nothing but
+    the bookkeeping: the same T, and λ_wire = λ_terminal + λ_local + λ_global."""
+    job = os.path.join(examples, "halo-allreduce-256.job")
+    ft, df, dfc = (
+        os.path.join(examples, "machines", f)
+        for f in ("fat-tree-k16.toml", "dragonfly-g8.toml", "dragonfly-g8-classes.toml")
+    )
+    out = json.loads(run_cli("compare", job, "--machine", ft, "--machine", df, "--param", "wire", "--json").stdout)
+    fat, dra = out["machines"]
+    assert fat["lambda"]["wire"] > dra["lambda"]["wire"] > 0  # more links per message on the fat tree
+    assert dra["tolerance"][0]["max_ns"] > fat["tolerance"][0]["max_ns"] > 274
+    split = json.loads(run_cli("predict", job, "--machine", dfc, "--json").stdout)
+    assert split["runtime_ns"] == dra["runtime_ns"]
+    assert sum(split["lambda"][c] for c in ("terminal", "local", "global")) == dra["lambda"]["wire"]
+    assert split["lambda"]["switch"] == dra["lambda"]["switch"]
