@@ -61,13 +61,13 @@ impl<const N: usize> Domain for Multi<N> {
     fn zero(&mut self) -> [Tk; N] {
         [TK0; N]
     }
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, x: &[Tk; N], a: &Lin) -> [Tk; N] {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
-    #[inline]
+    #[inline(always)]
     fn add_to(&mut self, r: &mut [Tk; N], a: &Lin) {
         let ak = a.coeff(self.k);
         let c = a.c;
@@ -82,7 +82,7 @@ impl<const N: usize> Domain for Multi<N> {
             r[i].lo += ak;
         }
     }
-    #[inline]
+    #[inline(always)]
     fn max(&mut self, c: &[[Tk; N]]) -> ([Tk; N], usize) {
         let mut best = c[0];
         for x in &c[1..] {

@@ -55,13 +55,13 @@ impl<const K: usize> Domain for Full<K> {
     fn zero(&mut self) -> Tv<K> {
         Tv::ZERO
     }
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, x: &Tv<K>, a: &Lin) -> Tv<K> {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
-    #[inline]
+    #[inline(always)]
     fn add_to(&mut self, r: &mut Tv<K>, a: &Lin) {
         r.t += a.c * self.scale;
         for i in 0..a.n as usize {
@@ -71,7 +71,7 @@ impl<const K: usize> Domain for Full<K> {
         }
         r.lat += a.lat;
     }
-    #[inline]
+    #[inline(always)]
     fn max(&mut self, c: &[Tv<K>]) -> (Tv<K>, usize) {
         let mut best = c[0];
         let mut win = 0;

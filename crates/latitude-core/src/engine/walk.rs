@@ -179,6 +179,7 @@ struct PairEnds<V> {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn finish_pair<D: Domain>(
     dom: &mut D,
     protocol: Protocol,

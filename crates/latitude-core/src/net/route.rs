@@ -83,7 +83,7 @@ impl Route {
 
     /// The concrete cost of an abstract one on this route: o, g, O stay themselves, each
     /// latency term becomes the route's latency form, each byte of G the route's gap.
-    #[inline]
+    #[inline(always)]
     pub fn expand(&self, a: &Affine) -> Lin {
         let (al, ag) = (a.a[p::L], a.a[p::G_BYTE]);
         let mut out = Lin { c: a.c as i128 * TICKS_PER_NS, lat: al, ..Lin::ZERO };
