@@ -7,9 +7,10 @@ import sys
 
 
 @contextlib.contextmanager
-def progress(description: str, total: float | None = None, unit: str = ""):
-    """Yield ``update(done, total=None)``; shows a bar only on a TTY."""
-    if not sys.stderr.isatty():
+def progress(description: str, total: float | None = None, unit: str = "", enabled: bool = True):
+    """Yield ``update(done, total=None)``; shows a bar only on a TTY. With a `unit` the bar
+    also counts done/total units and their rate (``1,234/10,000 points  56.7 points/s``)."""
+    if not enabled or not sys.stderr.isatty():
         yield lambda done, total=None: None
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -21,13 +22,21 @@ def progress(description: str, total: float | None = None, unit: str = ""):
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
+    if unit:
+        cols[3:3] = [
+            TextColumn(f"{{task.completed:,.0f}}/{{task.total:,.0f}} {unit}"),
+            TextColumn(f"{{task.fields[rate]}} {unit}/s"),
+        ]
     with Progress(*cols, transient=True, console=_console()) as bar:
-        task = bar.add_task(description, total=total)
+        task = bar.add_task(description, total=total, rate="–")
 
         def update(done, total_=None):
             if total_:
                 bar.update(task, total=total_)
             bar.update(task, completed=done)
+            speed = bar.tasks[task].speed
+            if speed:
+                bar.update(task, rate=f"{speed:,.1f}")
 
         yield update
 

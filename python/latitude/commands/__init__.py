@@ -20,4 +20,5 @@ COMMANDS = [
     "calibrate",
     "inject",
     "validate",
+    "sweep",
 ]
