@@ -8,6 +8,15 @@ import sys
 
 from latitude.units import fmt_time
 
+# The critical path's components, as tables name them, and their keys in Prediction.critical_path.
+PATH_COMPONENTS = (
+    ("computation", "calc_ns"),
+    ("latency (L)", "latency_ns"),
+    ("bandwidth (G)", "bandwidth_ns"),
+    ("overhead (o, O)", "overhead_ns"),
+    ("NIC gap (g)", "gap_ns"),
+)
+
 
 def console():
     """The stdout console of reports. A closed pipe (`| head -1`) is raised as
@@ -111,13 +120,10 @@ def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
     br.add_column("component")
     br.add_column("time", justify="right")
     br.add_column("share", justify="right")
-    for name, key in (
-        ("computation", "calc_ns"),
-        ("latency (L)" if m is None else "latency (pairs' L)", "latency_ns"),
-        ("bandwidth (G)" if m is None else "bandwidth (pairs' G)", "bandwidth_ns"),
-        ("overhead (o, O)", "overhead_ns"),
-        ("NIC gap (g)", "gap_ns"),
-    ):
+    pair_labels = {"latency_ns": "latency (pairs' L)", "bandwidth_ns": "bandwidth (pairs' G)"}
+    for name, key in PATH_COMPONENTS:
+        if m is not None:
+            name = pair_labels.get(key, name)
         if key == "gap_ns" and not cp[key]:
             continue
         br.add_row(name, fmt_time(cp[key]), pct(cp[key], t))
@@ -137,3 +143,19 @@ def prediction_tables(pred, info: dict | None = None, top_ranks: int = 8):
             str(r["messages"]),
         )
     return [head, br, ranks]
+
+
+def tolerance_rows(tol, fx=fmt_time) -> list:
+    """One row per limit: slowdown, largest value, its excess over the baseline, runtime limit."""
+    rows = []
+    for r in tol.to_dict()["tolerance"]:
+        m = r["max_ns"]
+        rows.append(
+            (
+                f"{r['pct']:g} %",
+                "unbounded" if m is None else fx(m),
+                "unbounded" if m is None else "+" + fx(r["delta_ns"]),
+                fmt_time(r["runtime_limit_ns"]),
+            )
+        )
+    return rows

@@ -18,8 +18,8 @@ from __future__ import annotations
 import csv
 import json
 import os
-import tempfile
 
+from latitude.atomic import atomic_path
 from latitude.errors import InputError
 
 FORMATS = (".parquet", ".csv")
@@ -141,10 +141,7 @@ def _typed(column: str, text: str):
 def write_table(path: str, rows: list, columns: list) -> None:
     """All rows, with `columns` first (then any other columns the rows have), atomically."""
     cols = list(dict.fromkeys(list(columns) + [k for r in rows for k in r]))
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".sweep-", suffix=os.path.splitext(path)[1], dir=directory)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         if output_format(path) == ".parquet":
             _write_parquet(tmp, rows, cols)
         else:
@@ -153,10 +150,6 @@ def write_table(path: str, rows: list, columns: list) -> None:
                 w.writeheader()
                 for r in rows:
                     w.writerow({k: _csv_value(r.get(k)) for k in cols})
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _csv_value(v):

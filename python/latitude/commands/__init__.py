@@ -21,4 +21,5 @@ COMMANDS = [
     "inject",
     "validate",
     "sweep",
+    "report",
 ]

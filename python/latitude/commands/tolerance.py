@@ -128,7 +128,7 @@ def timing_line(elapsed: float, start: float | None) -> str:
 def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
     from rich.table import Table
 
-    from latitude.report import console, print_json
+    from latitude.report import console, print_json, tolerance_rows
     from latitude.units import fmt_time
 
     written = []
@@ -155,14 +155,8 @@ def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
     )
     for col in ("slowdown ≤", f"largest {tol.param}", f"Δ{tol.param} over baseline", "runtime limit"):
         t.add_column(col, justify="right")
-    for r in tol.to_dict()["tolerance"]:
-        m = r["max_ns"]
-        t.add_row(
-            f"{r['pct']:g} %",
-            "unbounded" if m is None else fx(m),
-            "unbounded" if m is None else "+" + fx(r["delta_ns"]),
-            fmt_time(r["runtime_limit_ns"]),
-        )
+    for row in tolerance_rows(tol, fx):
+        t.add_row(*row)
     con = console()
     con.print(t)
     for path in written:
@@ -183,15 +177,17 @@ def runtime_plot(args, graph, tol) -> list[str]:
             "--plot",
             f"the runtime plot is for latency parameters; use `latitude sensitivity --param {tol.param} --plot`",
         )
-    if args.range:
-        lo, hi = parse_range(args.range, "--range", parse_time)
-    else:
-        bounded = [r["max_ns"] for r in tol.to_dict()["tolerance"] if r["max_ns"] is not None]
-        span = max([m - tol.baseline for m in bounded] + [10_000.0])
-        lo, hi = tol.baseline, tol.baseline + 1.5 * span
+    lo, hi = parse_range(args.range, "--range", parse_time) if args.range else curve_range(tol)
     sens = graph.sensitivity(lo, hi, param=tol.param, params=tol.params)
     measured = read_measured(args.measured) if args.measured else None
     return plot(sens, tol, args.plot, measured)
+
+
+def curve_range(tol) -> tuple:
+    """The runtime curve's range: the baseline to 1.5× past the largest bounded tolerance."""
+    bounded = [r["max_ns"] for r in tol.to_dict()["tolerance"] if r["max_ns"] is not None]
+    span = max([m - tol.baseline for m in bounded] + [10_000.0])
+    return tol.baseline, tol.baseline + 1.5 * span
 
 
 def run_map(args, graph, params, pcts, start: float) -> int:

@@ -1,0 +1,58 @@
+"""`latitude report GRAPH -o report.html`: one self-contained HTML page about a graph."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+from latitude.commands.model_args import add_model_args, params_from_args
+from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="a self-contained HTML report: prediction, critical path, tolerance curve, ranks",
+        description="Write one HTML page (inline CSS and SVG: no network access needed to view it) with "
+        "the prediction and critical-path breakdown, runtime vs ΔL with the 1/2/5 % zones and the "
+        "critical latencies, λ_L and ρ_L, the per-rank table, the L × G map with --map, the inputs and "
+        "the exact command.",
+    )
+    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file), or a job file")
+    p.add_argument("-o", "--output", dest="output", required=True, metavar="HTML", help="the page to write")
+    add_schedule_args(p)
+    p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="tolerance limits in percent (default 1,2,5)")
+    p.add_argument(
+        "--range", metavar="A:B", help="L range of the curve (default: baseline to past the largest tolerance)"
+    )
+    p.add_argument("--map", metavar="L=A:B,G=C:D", help="add the joint L × G tolerance map on this window")
+    p.add_argument("--resolution", type=int, default=64, metavar="N", help="G grid points of --map (default 64)")
+    p.add_argument("--title", help="page title (default: the input's name)")
+    add_model_args(p, output_o=True)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from latitude import __version__
+    from latitude.api import load
+    from latitude.commands.tolerance import curve_range, parse_map, parse_pcts
+    from latitude.graph_report import Context, write_report
+    from latitude.report import console
+    from latitude.units import parse_range, parse_time
+
+    pcts = parse_pcts(args.pct)
+    params = params_from_args(args)
+    curve_range = parse_range(args.range, "--range", parse_time) if args.range else curve_range
+    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    tmap = None
+    if args.map:
+        l_range, g_range = parse_map(args.map)
+        tmap = graph.tolerance_map(l_range, g_range, pcts, args.resolution, params=params)
+    inputs = [("graph", args.graph)] + ([("machine", args.machine)] if args.machine else [])
+    command = "latitude " + shlex.join(sys.argv[1:])
+    ctx = Context(graph, params, pcts, command, inputs, curve_range, tmap, __version__)
+    title = args.title or f"Latitude report: {os.path.basename(os.path.normpath(args.graph))}"
+    write_report(ctx, args.output, title)
+    console().print(f"wrote {args.output}")
+    return 0

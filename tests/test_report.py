@@ -1,0 +1,49 @@
+"""latitude report without a browser: the page's content against the API's numbers, its
+self-containment, and bad input as one line (the browser tests are test_report_browser.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import latitude
+import pytest
+from latitude.units import fmt_time
+
+
+def test_report_holds_the_numbers_and_nothing_external(tmp_path, examples, cli):
+    goal = os.path.join(examples, "llamp-fig4c.goal")
+    out = tmp_path / "r.html"
+    cli("report", goal, "-o", out, "-L", "2us", "--overhead", "0.5us", "--pct", "1,10")
+    html = out.read_text()
+    g = latitude.load(goal, progress=False)
+    pred = g.predict(L="2us", o="0.5us")
+    assert f"T = {fmt_time(pred.runtime_ns)}" in html
+    tol = g.tolerance(["1", "10"], params=pred.params)
+    for pct in ("1", "10"):
+        m = tol.max(pct)
+        assert ("unbounded" if m is None else fmt_time(m)) in html
+    assert html.count("<svg") == 2 and "<script" not in html and not re.search(r'(src|href)="(?!#)', html)
+    assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # a normal file, not mkstemp's private mode
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".latitude-")]
+
+
+@pytest.mark.parametrize(
+    "args, what",
+    [
+        (["-o", "{tmp}/no/r.html"], "no such directory"),
+        (["-o", "{tmp}/r.html", "--map", "L=0:1us"], "--map"),
+        (["-o", "{tmp}/r.html", "--pct", "x"], "--pct"),
+        (["-o", "{tmp}/r.html", "--range", "5us:1us"], "--range"),
+    ],
+)
+def test_bad_report_input_is_one_line(tmp_path, examples, cli, args, what):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    proc = cli("report", os.path.join(examples, "llamp-fig4c.goal"), *args, check=False)
+    assert proc.returncode == 2 and what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_of_a_missing_input(tmp_path, cli):
+    proc = cli("report", tmp_path / "nope.goal", "-o", tmp_path / "r.html", check=False)
+    assert proc.returncode == 2 and "nope.goal" in proc.stderr and proc.stderr.count("\n") == 1
