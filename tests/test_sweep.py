@@ -229,3 +229,45 @@ def test_inputs_are_relative_to_the_spec(tmp_path, examples, cli):
     spec = write_spec(tmp_path / "sub", 'input = ["../h.goal"]\n')
     proc = cli("sweep", spec, "-o", tmp_path / "r.csv", cwd="/")
     assert "1 points: 1 evaluated" in proc.stdout.replace("\n", " ")
+
+
+KILL_JOB = """[JOB] stencil
+[RANKS] 0-63
+[ITERATIONS] 100
+[MOTIF] compute time=100us dist=gaussian sd=5us
+[MOTIF] halo3d x=64KiB y=64KiB z=64KiB periodic=1
+[MOTIF] allreduce bytes=8
+"""
+
+
+def test_sigkill_mid_sweep_then_resume(tmp_path, cli):
+    """A real kill: the sweep process (one worker, one point a batch) is SIGKILLed once the
+    journal holds a few batches; --resume evaluates only the rest and the output equals an
+    uninterrupted sweep's."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import cli_env
+
+    (tmp_path / "s.job").write_text(KILL_JOB)
+    spec = write_spec(tmp_path, 'input = ["s.job"]\n[params]\nL = "1us:40us:24"\n')
+    out = str(tmp_path / "r.csv")
+    cmd = [sys.executable, "-m", "latitude", "sweep", spec, "-o", out, "--workers", "1", "--batch", "1"]
+    proc = subprocess.Popen(cmd, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out + ".journal"
+    deadline = time.monotonic() + 300
+    while not (os.path.exists(journal) and open(journal).read().count("\n") >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not os.path.exists(out)
+    kept = open(journal).read().count("\n")
+    assert 3 <= kept < 24
+    s = json.loads(cli("sweep", spec, "-o", out, "--resume", "--json").stdout)
+    assert s["skipped"] == kept and s["evaluated"] == 24 - kept
+    full = str(tmp_path / "full.csv")
+    sweep.run(sweep.read_spec(spec), full, sweep.RunOptions(workers=1))
+    assert results_equal(read_table(out), read_table(full))
