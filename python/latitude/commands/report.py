@@ -7,7 +7,7 @@ import shlex
 import sys
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -35,23 +35,23 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from latitude import __version__
-    from latitude.api import load
-    from latitude.commands.tolerance import curve_range, parse_map, parse_pcts
+    from latitude.commands.tolerance import curve_range, default_range, parse_map, parse_pcts
     from latitude.graph_report import Context, write_report
     from latitude.report import console
     from latitude.units import parse_range, parse_time
 
     pcts = parse_pcts(args.pct)
     params = params_from_args(args)
-    curve_range = parse_range(args.range, "--range", parse_time) if args.range else curve_range
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    rng = parse_range(args.range, "--range", parse_time) if args.range else curve_range
+    graph = load_graph(args)
     tmap = None
     if args.map:
-        l_range, g_range = parse_map(args.map)
-        tmap = graph.tolerance_map(l_range, g_range, pcts, args.resolution, params=params)
+        axes, ranges = parse_map(args.map, params)
+        ranges = [r if r is not None else default_range(graph, params, n, pcts) for n, r in zip(axes, ranges)]
+        tmap = graph.tolerance_map(ranges[0], ranges[1], pcts, args.resolution, params=params, axes=axes)
     inputs = [("graph", args.graph)] + ([("machine", args.machine)] if args.machine else [])
     command = "latitude " + shlex.join(sys.argv[1:])
-    ctx = Context(graph, params, pcts, command, inputs, curve_range, tmap, __version__)
+    ctx = Context(graph, params, pcts, command, inputs, rng, tmap, __version__)
     title = args.title or f"Latitude report: {os.path.basename(os.path.normpath(args.graph))}"
     write_report(ctx, args.output, title)
     console().print(f"wrote {args.output}")
