@@ -64,10 +64,18 @@ def test_the_timeline_summary_follows_the_schema(tmp_path):
     check("simulate", out("simulate", GOAL, "--timeline", tmp_path / "t.json"))
 
 
+def test_the_sweep_summary_follows_the_schema(tmp_path):
+    pytest.importorskip("pyarrow")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'input = ["{GOAL}", "{JOB}"]\n[params]\nL = ["1us", "2us"]\n')
+    summary = check("sweep", out("sweep", spec, "-o", tmp_path / "r.parquet", "--workers", "1"))
+    assert (summary["points"], summary["evaluated"]) == (4, 4)
+
+
 def test_every_schema_is_valid_and_documented():
     docs = open(os.path.join(ROOT, "docs", "json.md"), encoding="utf-8").read()
     names = sorted(f[: -len(".json")] for f in os.listdir(SCHEMA_DIR))
-    assert names == sorted([*CASES, "trace", "inject", "calibrate", "validate"])
+    assert names == sorted([*CASES, "trace", "inject", "calibrate", "validate", "sweep"])
     for name in names:
         jsonschema.Draft202012Validator.check_schema(schema(name))
         assert f"schema/{name}.json" in docs, name
