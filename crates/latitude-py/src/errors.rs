@@ -25,14 +25,18 @@ create_exception!(
      shown as `where: what`. `where` is `path:line`, `path` or an option name such as `-L` (or None)."
 );
 
-/// `InputError.__new__(cls, where, what)`; with one argument it is `what` (pickling passes the message).
+/// `InputError.__new__(cls, where, what)`; with one argument it is `what` (pickling passes the
+/// message); with none an empty message (tblib's exception pickling, which Dask installs, calls
+/// `__new__(cls)` and restores the attributes afterwards).
 #[pyfunction]
-#[pyo3(name = "__new__", signature = (cls, place, what=None))]
-fn input_error_new<'py>(cls: &Bound<'py, PyType>, place: Bound<'py, PyAny>, what: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(name = "__new__", signature = (cls, place=None, what=None))]
+fn input_error_new<'py>(cls: &Bound<'py, PyType>, place: Option<Bound<'py, PyAny>>, what: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
-    let (place, what) = match what {
-        Some(what) => (place, what),
-        None => (py.None().into_bound(py), place),
+    let none = || py.None().into_bound(py);
+    let (place, what) = match (place, what) {
+        (Some(place), Some(what)) => (place, what),
+        (Some(what), None) => (none(), what),
+        (None, what) => (none(), what.unwrap_or_else(|| pyo3::types::PyString::new(py, "").into_any())),
     };
     // Input shown in a message cannot break the line or drive the terminal.
     let place = if place.is_none() { None } else { Some(escape_controls(&place.str()?.to_string_lossy())) };
