@@ -75,13 +75,16 @@ def test_fortran_flatcheck_fails_without_the_injector(ompi_apps):
 @pytest.mark.parametrize("prog", ["fring", "fring08"])
 def test_fortran_use_mpi_and_f08_are_injected(ompi_apps, prog):
     """`use mpi` and `use mpi_f08` (Open MPI's f08 layer enters through ompi_*_f): 20
-    iterations of ring exchange, gather and allreduce take at least 3·ΔL each."""
+    iterations of ring exchange, gather and allreduce. The ring exchange alone costs one ΔL per
+    iteration; how much the gather and allreduce delays overlap it depends on timing (about
+    2.2·ΔL per iteration on an idle machine), so the bound is 1.5·ΔL: uninjected, the run
+    takes a few ms."""
     launch = [*ompi(2), _fortran(ompi_apps, prog)]
     out = inject(launch, "--delta-L", "1ms", "--json")
     s = json.loads(out.stdout)
     assert "fring checksum" in out.stderr  # --json sends the program's stdout to stderr
     assert s["messages"] >= 40 and s["collectives"] >= 20, s
-    assert s["runtime_ns"] >= 60e6, s
+    assert s["runtime_ns"] >= 30e6, s
 
 
 @pytest.mark.skipif(not HAVE_MPICH, reason="MPICH not installed")
