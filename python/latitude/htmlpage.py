@@ -14,7 +14,8 @@ import re
 import tempfile
 from dataclasses import dataclass
 
-from latitude.atomic import atomic_path
+from latitude.errors import InputError
+from latitude.outputs import write_text
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0; color: #222;
@@ -114,6 +115,8 @@ def _unique_ids(svg: str) -> str:
 
 
 def write(path: str, text: str) -> None:
-    """Write the page atomically."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    """Write the page atomically (into an existing directory: a page is not a tree of files)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError("-o", f"no such directory: {directory}")
+    write_text(path, text, "report")

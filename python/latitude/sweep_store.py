@@ -19,8 +19,8 @@ import csv
 import json
 import os
 
-from latitude.atomic import atomic_path
 from latitude.errors import InputError
+from latitude.outputs import atomic
 
 FORMATS = (".parquet", ".csv")
 STR_COLUMNS = ("input", "kind", "coll", "machine", "protocol", "error")
@@ -141,7 +141,7 @@ def _typed(column: str, text: str):
 def write_table(path: str, rows: list, columns: list) -> None:
     """All rows, with `columns` first (then any other columns the rows have), atomically."""
     cols = list(dict.fromkeys(list(columns) + [k for r in rows for k in r]))
-    with atomic_path(path) as tmp:
+    with atomic(path, "sweep table") as tmp:
         if output_format(path) == ".parquet":
             _write_parquet(tmp, rows, cols)
         else:
