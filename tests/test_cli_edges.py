@@ -72,6 +72,8 @@ def test_calibrated_machine_file_still_reads(tmp_path):
         (("tolerance", GOAL, "--map", "L=0:1e308us,G=0:0.1ns"), "--map L: '1e308us' is too large"),
         (("predict", GOAL, "-L", "1e400"), "-L: "),
         (("predict", GOAL, "-S", "1e400GiB"), "-S: "),
+        (("predict", GOAL, "-o", "1e22"), "-o: 1e+22 ns is beyond the model's range"),
+        (("tolerance", GOAL, "-G", "1e16"), "-G: 1e+16 ns is beyond the model's range"),
     ],
 )
 def test_numbers_out_of_range(args, wants):

@@ -388,6 +388,10 @@ BAD = [
     ('[intra]\nL = "1us"\n', "intra: expected both L and G"),
     ('[nodes]\nplacement = "spread"\n', "nodes.placement: expected 'block', 'round-robin' or 'file'"),
     ("[nodes]\nranks_per_node = 0\n", "nodes.ranks_per_node: expected an integer ≥ 1"),
+    # values the core's exact arithmetic cannot hold (the CI fuzzer's finds): one line, not a ValueError
+    ("o = 9223372036854775807000\n", "beyond the model's range"),
+    ('G = "2e15ns"\n', "beyond the model's range"),
+    ('[params]\nfoo = "1e16ns"\n', "params.foo: 1e+16 ns is beyond the model's range"),
     ('[nodes]\nplacement = "file"\nplacement_file = "nope.txt"\n', "nodes.placement_file: no such file"),
 ]
 
@@ -409,6 +413,8 @@ def test_bad_matrices_and_networks(tmp_path, examples):
         ("0,1ns\n2ns,0\n", "(the matrix must be symmetric)"),
         ("0,L\nL,0\n", "L is added to every message between nodes"),
         ("0,1ns,2ns\n1ns,0\n", "expected 2 cells (a 2×2 matrix), got 3"),
+        ("0,1e14us+1e14us\n1e14us+1e14us,0\n", "column 2: 2e+17 ns is beyond the model's range"),
+        ("0,99999999999999999999*wire\n99999999999999999999*wire,0\n", "wire counted 99999999999999999999 times"),
     ]
     for csv, msg in cases:
         write(tmp_path, "lat.csv", csv)

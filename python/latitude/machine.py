@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from latitude import tomlfile
 from latitude.errors import InputError
-from latitude.units import parse_gap, parse_time
+from latitude.units import in_model_range, parse_gap, parse_time
 
 GLOBALS = ("L", "o", "g", "G", "O")
 GAP_PARAMS = ("G", "O", "intra.G")
@@ -37,6 +37,7 @@ DRAGONFLY_CLASSES = ("terminal", "local", "global", "switch")
 TORUS_DIMS = ("x", "y", "z", "a", "b", "c")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_PARAMS = 32
+MAX_COUNT = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +161,7 @@ def parse_value(name: str, value, where: str) -> float:
     """A parameter value with units; booleans are refused (TOML's true is not 1 ns)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise InputError(where, f"expected a {'per-byte gap' if kind_of(name) == 'gap' else 'time'}, got {value!r}")
-    return (parse_gap if kind_of(name) == "gap" else parse_time)(value, where)
+    return in_model_range((parse_gap if kind_of(name) == "gap" else parse_time)(value, where), where)
 
 
 class _Reader:
@@ -496,8 +497,13 @@ def _entry(cell: str, which: str, names: list, where: str) -> tuple:
                 )
             count = int(m.group(1) or 1) * int(m.group(3) or 1)
             terms[name] = terms.get(name, 0) + count
+            if terms[name] > MAX_COUNT:
+                raise InputError(
+                    where, f"{name} counted {terms[name]} times (at most {MAX_COUNT:,} links of a class on one route)"
+                )
         else:
             const += (parse_time if which == "L" else parse_gap)(part, where)
+    in_model_range(const, where)
     if len(terms) > (6 if which == "L" else 1):
         raise InputError(where, f"too many parameters in one entry ({len(terms)})")
     return (const, tuple(sorted(terms.items())))

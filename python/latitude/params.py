@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from latitude import machine as machines
 from latitude.errors import InputError
-from latitude.units import fmt_size, fmt_time, parse_gap, parse_size, parse_time
+from latitude.units import fmt_size, fmt_time, in_model_range, parse_gap, parse_size, parse_time
 
 PARAM_NAMES = ("L", "o", "g", "G", "O")
 PROTOCOLS = ("handshake", "loggopsim")
@@ -45,7 +45,8 @@ class Params:
 
     def __post_init__(self):
         for name in PARAM_NAMES:
-            object.__setattr__(self, name, _PARSERS[name](getattr(self, name), f"-{name}"))
+            where = f"-{name}"
+            object.__setattr__(self, name, in_model_range(_PARSERS[name](getattr(self, name), where), where))
         object.__setattr__(self, "S", parse_size(self.S, "-S"))
         if self.protocol not in PROTOCOLS:
             raise InputError("--rendezvous", f"expected one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")

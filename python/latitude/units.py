@@ -153,6 +153,18 @@ def _nonneg(v: float, where: str) -> float:
     return v
 
 
+# The largest parameter value the core's exact arithmetic accepts (ns, or ns per byte):
+# about 11.6 days, far beyond any network, and small enough that sums over 10^8 vertices stay exact.
+MAX_PARAM_NS = 1e15
+
+
+def in_model_range(v: float, where: str) -> float:
+    """A parsed parameter value, refused in one line when the core could not represent it."""
+    if v > MAX_PARAM_NS:
+        raise InputError(where, f"{v:g} ns is beyond the model's range (at most {MAX_PARAM_NS:g} ns, about 11.6 days)")
+    return v
+
+
 def fmt_time(ns: float | None) -> str:
     """Human-readable time: 1234.5 -> '1.2345 µs'."""
     if ns is None:
