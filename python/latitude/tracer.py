@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,15 @@ def tracer_sources() -> Path:
     )
 
 
+def build_inputs(src: Path) -> list[Path]:
+    """Everything the build reads: C sources, the wrapper table and its generator, Makefile."""
+    return sorted(f for f in src.iterdir() if f.suffix in (".c", ".h", ".tbl", ".py") or f.name == "Makefile")
+
+
 def source_hash(src: Path) -> str:
     h = hashlib.sha256()
-    for f in sorted(src.iterdir()):
-        if f.suffix in (".c", ".h") or f.name == "Makefile":
-            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    for f in build_inputs(src):
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -206,11 +211,18 @@ def build_tracer(info: MPIInfo, root: Path | None = None, force: bool = False, l
     with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
         # make sees relative paths only (the sources are copied next to the output), so a
         # cache or install path with spaces, '$(...)' or ':' is never parsed by make or a shell
-        for f in src.iterdir():
-            if f.suffix in (".c", ".h") or f.name == "Makefile":
-                shutil.copy(f, tmp)
+        for f in build_inputs(src):
+            shutil.copy(f, tmp)
         proc = subprocess.run(
-            ["make", "-s", f"MPICC={make_word(info.mpicc)}", "OUT=.", f"./{name}"],
+            # PYTHON runs lt_gen.py, which writes the wrappers (standard library only)
+            [
+                "make",
+                "-s",
+                f"MPICC={make_word(info.mpicc)}",
+                f"PYTHON={make_word(sys.executable)}",
+                "OUT=.",
+                f"./{name}",
+            ],
             cwd=tmp,
             capture_output=True,
             text=True,

@@ -1,5 +1,5 @@
 /* Argument encodings of liballprof v1: datatypes, communicators, ops, count lists. */
-#include "lt.h"
+#include "lt_log.h"
 
 /* liballprof numbers.h codes (MPI_COMPLEX and MPI_CHARACTER share 21); 0 = not predefined */
 static uint64_t dtype_code(MPI_Datatype dt)
@@ -112,4 +112,44 @@ int lt_comm_peers(MPI_Comm c)
     else
         PMPI_Comm_size(c, &n);
     return n;
+}
+
+/* Which arguments of a rooted collective MPI reads on this rank: 1 root, 0 other member, -1
+ * not taking part (an intercommunicator's MPI_PROC_NULL side). */
+int lt_root_role(MPI_Comm comm, int root)
+{
+    int inter = 0, rank = -1;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return root == MPI_ROOT ? 1 : root == MPI_PROC_NULL ? -1 : 0;
+    PMPI_Comm_rank(comm, &rank);
+    return rank == root;
+}
+
+/* per-peer type sizes (zeros where the types are not significant) */
+static char *type_sizes(char *p, const MPI_Datatype *types, int np, int used)
+{
+    for (int i = 0; i < np; i++) {
+        int sz = 0;
+        if (used && types[i] != MPI_DATATYPE_NULL)
+            PMPI_Type_size(types[i], &sz);
+        if (i)
+            *p++ = ',';
+        p = lt_i64(p, sz);
+    }
+    return p;
+}
+
+/* "#@ typesizes send=<s0,...> recv=<r0,...>": MPI_Alltoallw's datatype arrays are only
+ * addresses in the call line. */
+char *lt_ext_typesizes(char *p, const MPI_Datatype *stypes, const MPI_Datatype *rtypes, int np,
+                       int send_used)
+{
+    p = lt_ensure(p, 2 * LT_LIST_BYTES(np) + 32);
+    p = LT_EXT(p, "typesizes send=");
+    p = type_sizes(p, stypes, np, send_used);
+    p = LT_LIT(p, " recv=");
+    p = type_sizes(p, rtypes, np, 1);
+    *p++ = '\n';
+    return p;
 }

@@ -1,4 +1,4 @@
-/* Fortran wrappers (Open MPI only).
+/* Fortran wrappers (Open MPI only): the runtime the generated mpi_<name>_ wrappers call.
  *
  * Open MPI's Fortran bindings (mpif.h, `use mpi`, and `use mpi_f08` through the ompi_*_f
  * entry points) call the C PMPI_ functions directly, so the C wrappers never see Fortran
@@ -6,7 +6,7 @@
  * and ompi_send_f), call the real pmpi_send_ found with dlsym(RTLD_NEXT), and write the same
  * records as the C wrappers with handles converted to C (so traces of C and Fortran programs
  * read alike). MPICH's mpif.h/`use mpi` bindings call the C MPI_ functions: the C wrappers
- * trace them and these wrappers are not compiled. */
+ * trace them and the Fortran wrappers are not compiled. */
 #ifndef LT_FORTRAN_H
 #define LT_FORTRAN_H
 
@@ -34,11 +34,6 @@ lt_ffn lt_fsym(const char *name);
     F_ALIAS1(mpi_##low##_, UP)                                                                 \
     F_ALIAS1(mpi_##low##_, ompi_##low##_f)
 
-#define FC(x) PMPI_Comm_f2c(*(x))
-#define FT(x) PMPI_Type_f2c(*(x))
-#define FO(x) PMPI_Op_f2c(*(x))
-#define FR(x) PMPI_Request_f2c(*(x))
-
 /* Fortran sentinels (MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE) -> C meaning */
 const void *lt_fbuf(const void *buf);
 int lt_fstatus_ignored(const MPI_Fint *st);   /* MPI_STATUS_IGNORE */
@@ -47,7 +42,7 @@ int lt_fstatuses_ignored(const MPI_Fint *st); /* MPI_STATUSES_IGNORE */
 #define LT_F_STATUS ((sizeof(MPI_Status) + sizeof(MPI_Fint) - 1) / sizeof(MPI_Fint))
 
 /* completion of Fortran requests: resolve them, substitute statuses if the trace needs
- * them, then write "#@ done" (Fortran indices are 1-based: idx_base 1) */
+ * them, then write "#@ done" (Fortran indices are 1-based) */
 struct lt_fcomp {
     int on, many, n;
     struct lt_completion c;
@@ -57,6 +52,8 @@ struct lt_fcomp {
 };
 MPI_Fint *lt_fcomp_begin(struct lt_fcomp *f, MPI_Fint *reqs, int n, MPI_Fint *st, int many);
 char *lt_fcomp_end(char *p, struct lt_fcomp *f, const MPI_Fint *idx, int ndone, int by_input);
+/* "#@ start" for Fortran requests */
+char *lt_fext_start(char *p, MPI_Fint *reqs, int count);
 
 #endif
 #endif

@@ -1,6 +1,6 @@
 /* Communicator membership ("#@ comm" lines) and the resolution of wildcard receives
  * ("#@ status" lines): what plain liballprof v1 loses. See docs/trace-format.md. */
-#include "lt.h"
+#include "lt_log.h"
 
 #include <stdlib.h>
 
@@ -135,6 +135,14 @@ char *lt_ext_comm(char *p, MPI_Comm c)
     }
     *p++ = '\n';
     return p;
+}
+
+char *lt_ext_newcomm(char *p, MPI_Comm c)
+{
+    if (c == MPI_COMM_NULL)
+        return p;
+    p = lt_ensure(p, lt_comm_new(c));
+    return lt_ext_comm(p, c);
 }
 
 void lt_header_ext(void)

@@ -1,0 +1,132 @@
+/* Fortran support: the real entry points, the Fortran sentinels, completions and starts of
+ * Fortran requests (see lt_fortran.h). The wrappers themselves are generated (lt_gen.py). */
+#define _GNU_SOURCE
+#include "lt_fortran.h"
+
+#ifdef LT_FORTRAN
+#include <dlfcn.h>
+/* gcc cannot see that the small on-stack arrays are filled before use */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef MPI_Fint F;
+
+lt_ffn lt_fsym(const char *name)
+{
+    lt_ffn fn = (lt_ffn)dlsym(RTLD_NEXT, name);
+    if (!fn) {
+        fprintf(stderr, "latitude-trace: %s not found in the MPI Fortran library\n", name);
+        abort();
+    }
+    return fn;
+}
+
+static const void *sentinel(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name); /* Open MPI's Fortran common blocks, in libmpi */
+}
+
+const void *lt_fbuf(const void *buf)
+{
+    static const void *in_place, *bottom;
+    static int init;
+    if (!init) {
+        in_place = sentinel("mpi_fortran_in_place_");
+        bottom = sentinel("mpi_fortran_bottom_");
+        init = 1;
+    }
+    if (buf && buf == in_place)
+        return MPI_IN_PLACE;
+    if (buf && buf == bottom)
+        return MPI_BOTTOM;
+    return buf;
+}
+
+int lt_fstatus_ignored(const F *st)
+{
+    static const void *ign;
+    if (!ign)
+        ign = sentinel("mpi_fortran_status_ignore_");
+    return (const void *)st == ign;
+}
+
+int lt_fstatuses_ignored(const F *st)
+{
+    static const void *ign;
+    if (!ign)
+        ign = sentinel("mpi_fortran_statuses_ignore_");
+    return (const void *)st == ign;
+}
+
+F *lt_fcomp_begin(struct lt_fcomp *f, F *reqs, int n, F *st, int many)
+{
+    f->on = lt_active();
+    f->ust = f->fst = st;
+    if (!f->on)
+        return st;
+    f->n = n;
+    f->many = many;
+    f->h = n <= LT_SMALL ? f->hsmall : malloc(sizeof(MPI_Request) * (size_t)n);
+    f->slots = n <= LT_SMALL ? f->ssmall : malloc(sizeof(void *) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        f->h[i] = PMPI_Request_f2c(reqs[i]);
+        f->slots[i] = &reqs[i];
+    }
+    lt_comp_begin(&f->c, f->h, f->slots, n);
+    if (f->c.wild && (many ? lt_fstatuses_ignored(st) : lt_fstatus_ignored(st)))
+        f->fst = malloc(sizeof(F) * LT_F_STATUS * (size_t)(many && n ? n : 1));
+    return f->fst;
+}
+
+char *lt_fcomp_end(char *p, struct lt_fcomp *f, const F *idx, int ndone, int by_input)
+{
+    int small[LT_SMALL], *cidx = NULL;
+    if (idx) { /* Fortran indices are 1-based */
+        cidx = ndone <= LT_SMALL ? small : malloc(sizeof(int) * (size_t)(ndone ? ndone : 1));
+        for (int k = 0; k < ndone; k++)
+            cidx[k] = idx[k] - 1;
+    }
+    MPI_Status *cst = NULL;
+    if (f->c.wild) {
+        int ns = f->many ? f->n : 1;
+        cst = malloc(sizeof(MPI_Status) * (size_t)ns);
+        for (int i = 0; i < ns; i++)
+            PMPI_Status_f2c(f->fst + (size_t)i * LT_F_STATUS, &cst[i]);
+        f->c.st = cst;
+    }
+    p = lt_comp_end(p, &f->c, cidx, ndone, by_input);
+    f->c.st = NULL;
+    lt_comp_free(&f->c, NULL);
+    free(cst);
+    if (cidx != small)
+        free(cidx);
+    if (f->h != f->hsmall)
+        free(f->h);
+    if (f->slots != f->ssmall)
+        free(f->slots);
+    if (f->fst != f->ust)
+        free(f->fst);
+    return p;
+}
+
+char *lt_fext_start(char *p, F *reqs, int count)
+{
+    MPI_Request hsmall[LT_SMALL], *h = hsmall;
+    const void *ssmall[LT_SMALL], **slots = ssmall;
+    if (count > LT_SMALL) {
+        h = malloc(sizeof(*h) * (size_t)count);
+        slots = malloc(sizeof(void *) * (size_t)count);
+    }
+    for (int i = 0; i < count; i++) {
+        h[i] = PMPI_Request_f2c(reqs[i]);
+        slots[i] = &reqs[i];
+    }
+    p = lt_ext_start(p, h, slots, count);
+    if (h != hsmall)
+        free(h);
+    if (slots != ssmall)
+        free(slots);
+    return p;
+}
+#endif
