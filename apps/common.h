@@ -30,7 +30,7 @@ static const char *call_names[] = {
     "MPI_Comm_split", "MPI_Comm_create", "MPI_Comm_free", "MPI_Comm_group", "MPI_Group_incl",
     "MPI_Group_free", "MPI_Group_translate_ranks", "MPI_Dims_create", "MPI_Cart_create",
     "MPI_Cart_shift", "MPI_Cart_sub", "MPI_Type_vector", "MPI_Type_contiguous",
-    "MPI_Type_commit", "MPI_Type_free", "MPI_Wtime",
+    "MPI_Type_commit", "MPI_Type_free", "MPI_Wtime", "MPI_Test_cancelled",
 };
 #define NCALLS (int)(sizeof(call_names) / sizeof(call_names[0]))
 static long call_counts[NCALLS];

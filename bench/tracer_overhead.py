@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Tracer overhead per motif app: runtime without and with the PMPI tracer, same machine,
-same run of this script.
+"""Tracer overhead per app: runtime without and with the PMPI tracer, same machine, same
+run of this script.
 
 Each app runs --runs times in each mode, the modes interleaved (so load drifts hit both
 alike); the table shows medians of the app's own timed region ("elapsed_s", between two
-barriers after setup) and of the whole launcher run, plus calls and bytes per call of the
-trace. 2 ranks by default (the machine is shared with builds: keep it small, repeat).
+barriers after setup; LAMMPS: its "Loop time"; HPCC: the whole run) and of the whole
+launcher run (wall x: traced / plain), calls and bytes per call of the trace, and bytes per
+message of the graph the trace schedules into. The apps are the motif apps, apps/polls (a
+polling loop as HPCC's RandomAccess makes), and where installed Debian's LAMMPS, HPCC
+(N = 1000, P x Q = 1 x 2) and Quantum ESPRESSO (pw.x, bulk Si). 2 ranks by default (the
+machine is shared with builds: keep it small, repeat).
 
     python3 bench/tracer_overhead.py [--runs 7] [--np 2] [--mpicc mpicc] [--launcher mpirun]
-                                     [--quick] [--json out.json]
+                                     [--quick] [--only APP] [--json out.json]
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tests"))
+import realapps  # noqa: E402  (the HPCC and QE inputs the tests use)
 from latitude import tracer  # noqa: E402
 
 # app, arguments sized for ~0.3-1 s of timed region on 2 ranks of a small machine
@@ -38,31 +44,46 @@ CASES = [
     ("persistent", ["--n", "100000", "--iters", "4000"]),
     ("subcomm", ["--iters", "40000", "--n", "256"]),
     ("pingpong", ["--sizes", "8,1024,65536", "--iters", "20000"]),
+    # polling as HPCC's RandomAccess does it (many polls per message), and call-bound (a message
+    # every ~2 us of work: the cost of the real records dominates, as for subcomm)
+    ("polls", ["--iters", "4000", "--work", "3000"]),
+    ("polls", ["--iters", "20000", "--work", "100"]),
 ]
 QUICK = {"--iters": lambda v: str(max(1, int(v) // 10)), "steps": lambda v: str(max(5, int(v) // 10))}
 # LAMMPS (Debian's lmp, if installed): the LJ benchmark; its timed region is "Loop time"
 LAMMPS = ("lmp", ["-in", str(ROOT / "bench/lammps/in.lj"), "-log", "none", "-var", "steps", "50"])
-TIMED = re.compile(r"elapsed_s ([\d.]+)|Loop time of ([\d.]+)")
+TIMED = re.compile(r"elapsed_s ([\d.]+)|Loop time of ([\d.]+)|PWSCF\s*:.*?([\d.]+)s WALL")
 
 
 def build_apps(dest: Path, mpicc: str) -> None:
     subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"MPICC={mpicc}", f"BIN={dest}"], check=True)
 
 
-def run_once(cmd: list[str], env: dict) -> tuple[float, float]:
-    """(app's timed region, whole run) in seconds."""
+def run_once(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[float, float]:
+    """(app's timed region, whole run) in seconds; the whole run for apps that report none."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
     m = TIMED.search(proc.stderr + proc.stdout)
-    if not m:
-        raise SystemExit(f"no timed region reported by {' '.join(cmd)}:\n{proc.stderr}")
-    return float(m.group(1) or m.group(2)), wall
+    return (float(next(g for g in m.groups() if g)) if m else wall), wall
 
 
-def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Path, tracedir: Path, runs: int) -> dict:
+def messages(tracedir: Path) -> int:
+    """Messages of the graph the trace schedules into (point-to-point and inside collectives)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "latitude", "schedule", str(tracedir), "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+    )
+    return json.loads(out.stdout)["graph"]["messages"] if out.returncode == 0 else 0
+
+
+def measure(
+    app: Path, args: list[str], launch: list[str], family: str, lib: Path, tracedir: Path, runs: int, cwd=None
+) -> dict:
     argv = [*launch, str(app), *args]  # app: a path, or a command name such as lmp
     trace_env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(tracedir / "pmpi-trace-rank-")}
     traced_cmd, traced_env = tracer.launch_command(argv, family, trace_env)
@@ -72,12 +93,13 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
         order = ("plain", "traced") if i % 2 == 0 else ("traced", "plain")
         for mode in order:
             if mode == "plain":
-                times[mode].append(run_once(argv, plain_env))
+                times[mode].append(run_once(argv, plain_env, cwd))
             else:
                 for f in tracer.trace_files(tracedir):
                     f.unlink()
-                times[mode].append(run_once(traced_cmd, traced_env))
+                times[mode].append(run_once(traced_cmd, traced_env, cwd))
     s = tracer.summarize(tracedir)
+    nmsg = messages(tracedir)
     med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for m, v in times.items()}
     # runs i of both modes are adjacent in time: their ratio sees the same machine load
     paired = statistics.median(t[0] / p[0] for p, t in zip(times["plain"], times["traced"]))
@@ -92,9 +114,14 @@ def measure(app: Path, args: list[str], launch: list[str], family: str, lib: Pat
         "plain_wall_s": med["plain"][1],
         "traced_wall_s": med["traced"][1],
         "wall_overhead_pct": 100 * (med["traced"][1] / med["plain"][1] - 1),
+        "wall_ratio": med["traced"][1] / med["plain"][1],
+        "wall_ratio_paired": statistics.median(t[1] / p[1] for p, t in zip(times["plain"], times["traced"])),
         "calls": s.calls,
+        "folded_polls": s.folded_polls,
         "bytes": s.bytes,
         "bytes_per_call": s.bytes / s.calls if s.calls else 0.0,
+        "messages": nmsg,
+        "bytes_per_message": s.bytes / nmsg if nmsg else 0.0,
         "runs": runs,
         "samples": times,
     }
@@ -114,14 +141,17 @@ def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path
 def label(r: dict) -> str:
     if r["app"] == "lmp":
         return "LAMMPS in.lj (32k atoms)"
-    mode = re.search(r"--(?:mode|variant) (\S+)", r["args"])
-    return r["app"] + (f" ({mode.group(1)})" if mode else "")
+    if r["app"] in ("hpcc", "pw.x"):
+        return {"hpcc": "HPCC (N 1000, 1x2)", "pw.x": "QE pw.x (Si, 2 atoms)"}[r["app"]]
+    m = re.search(r"--(mode|variant|work) (\S+)", r["args"])
+    what = m and (f"work {m.group(2)}" if m.group(1) == "work" else m.group(2))
+    return r["app"] + (f" ({what})" if what else "")
 
 
 def print_table(rows: list[dict]) -> None:
     head = (
         f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
-        f"{'wall_ovh':>9} {'expected':>9} {'calls':>9} {'calls/s':>9} {'B/call':>7}"
+        f"{'wall_ovh':>9} {'wall x':>7} {'expected':>9} {'calls':>10} {'calls/s':>9} {'B/call':>7} {'B/msg':>7}"
     )
     print(head)
     print("-" * len(head))
@@ -130,8 +160,8 @@ def print_table(rows: list[dict]) -> None:
         print(
             f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
             f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
-            f"{r['wall_overhead_pct']:8.1f}% {r.get('expected_pct', 0):8.2f}% {r['calls']:9d} "
-            f"{rate:9.0f} {r['bytes_per_call']:7.1f}"
+            f"{r['wall_overhead_pct']:8.1f}% {r['wall_ratio']:7.3f} {r.get('expected_pct', 0):8.2f}% {r['calls']:10d} "
+            f"{rate:9.0f} {r['bytes_per_call']:7.1f} {r['bytes_per_message']:7.1f}"
         )
 
 
@@ -159,17 +189,24 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="latitude-bench-") as tmp:
         apps = Path(tmp) / "apps"
         build_apps(apps, info.mpicc)
-        cases = [(apps / app, args) for app, args in CASES]
+        cases = [(apps / app, args, None) for app, args in CASES]
         if shutil.which(LAMMPS[0]) and family == "openmpi" and not a.no_lammps:
-            cases.append((Path(LAMMPS[0]), LAMMPS[1]))
+            cases.append((Path(LAMMPS[0]), LAMMPS[1], None))
+        if family == "openmpi":  # Debian's packages link Open MPI
+            if realapps.have_hpcc():
+                cmd, cwd = realapps.hpcc_case(Path(tmp) / "hpcc")
+                cases.append((Path(cmd[0]), cmd[1:], cwd))
+            if realapps.have_qe():
+                cmd, cwd = realapps.qe_case(Path(tmp) / "qe")
+                cases.append((Path(cmd[0]), cmd[1:], cwd))
         if a.only:
-            cases = [(app, args) for app, args in cases if app.name in a.only]
-        for app, args in cases:
+            cases = [c for c in cases if c[0].name in a.only]
+        for app, args, cwd in cases:
             if a.quick:
                 args = [QUICK[args[i - 1]](v) if i and args[i - 1] in QUICK else v for i, v in enumerate(args)]
             tracedir = Path(tmp) / f"t-{len(rows)}"
             tracedir.mkdir()
-            rows.append(measure(app, args, launch, family, lib, tracedir, a.runs))
+            rows.append(measure(app, args, launch, family, lib, tracedir, a.runs, cwd))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
         cost, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib, Path(tmp) / "percall", a.runs)
     for r in rows:  # calls/s per rank x cost per call; ranks run in parallel
@@ -178,8 +215,9 @@ def main() -> int:
         f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
         "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
         "median of the per-pair ratios (run i with / run i without, adjacent in time); "
-        "wall_ovh: of the medians of the whole launcher run; expected: calls/s per rank x "
-        "cost per call; calls/s: per rank"
+        "wall_ovh / wall x: of the medians of the whole launcher run; expected: calls/s per rank x "
+        "cost per call; calls/s: per rank (polls folded into '#@ polls' records count); B/msg: trace "
+        "bytes per message of the scheduled graph"
     )
     print_table(rows)
     print(

@@ -264,6 +264,8 @@ _EXT = {
     "start": _IDS,
     "free": _IDS,
     "cancel": _IDS,
+    "cancelled": re.compile(r"\d+$"),
+    "polls": re.compile(r"n=\d+ busy=\d+\.\d{3}( calls=MPI_\w+:\d+(,MPI_\w+:\d+)*)?$"),
     "status": re.compile(r"(call=\d+ )?src=-?\d+ tag=-?\d+ bytes=\d+$"),
     "comm": re.compile(rf"\d+ seq=\d+ world={_RANKS}( remote={_RANKS})?$"),
     "typesizes": re.compile(r"send=\d+(,\d+)* recv=\d+(,\d+)*$"),
@@ -293,7 +295,19 @@ class RankTrace:
     errors: list[str] = field(default_factory=list)
 
     def counts(self) -> Counter:
-        return Counter(r.name for r in self.records)
+        """Calls per name; a folded poll record ("#@ polls") counts every poll it stands for."""
+        out = Counter()
+        for r in self.records:
+            polls = next((v for k, v in r.ext if k == "polls"), None)
+            if polls is None:
+                out[r.name] += 1
+            elif " calls=" in polls:
+                for item in polls.split(" calls=")[1].split(","):
+                    name, k = item.rsplit(":", 1)
+                    out[name] += int(k)
+            else:
+                out[r.name] += int(polls.split()[0][2:])
+        return out
 
 
 def _split_fields(sig: str, parts: list[str], where: str, errors: list[str]) -> list[str] | None:
@@ -457,6 +471,8 @@ def _check_extensions(tr: RankTrace) -> None:
             tr.errors.append(f"{where}: {name} has more than one '#@ comm' line")
         if name in ("MPI_Alltoallw", "MPI_Ialltoallw"):
             need("typesizes")
+        if "polls" in ext and name not in ("MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Iprobe"):
+            tr.errors.append(f"{where}: '#@ polls' after {name}, which is not a poll")
         if name == "MPI_Init_thread":
             need("thread")
         if name in WILDCARD_FIELDS:
@@ -470,6 +486,15 @@ def _check_extensions(tr: RankTrace) -> None:
 def _check_done(tr, where, rec, ext, active):
     done = _ids(ext["done"][0])
     statuses = {int(m.group(1)) for s in ext.get("status", []) if (m := re.match(r"call=(\d+) ", s))}
+    cancelled = {int(c) for c in ext.get("cancelled", [])}
+    if not cancelled <= set(done):
+        tr.errors.append(
+            f"{where}: '#@ cancelled {sorted(cancelled - set(done))}' names requests this call did not complete"
+        )
+    if cancelled & statuses:
+        tr.errors.append(f"{where}: cancelled requests {sorted(cancelled & statuses)} also have a '#@ status'")
+    if "polls" in ext and done:
+        tr.errors.append(f"{where}: '#@ polls' after a call that completed requests {done}")
     idups = 0
     if len(set(done)) != len(done):
         tr.errors.append(f"{where}: {rec.name} completes a request twice: {done}")
@@ -478,7 +503,7 @@ def _check_done(tr, where, rec, ext, active):
         if info is None:
             tr.errors.append(f"{where}: {rec.name} completes call {call}, not an active request")
             continue
-        if info["wild"] and call not in statuses:
+        if info["wild"] and call not in statuses and call not in cancelled:
             tr.errors.append(f"{where}: wildcard receive {call} completed without '#@ status'")
         idups += info["idup"]
         if not info["persistent"]:
@@ -512,6 +537,7 @@ def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
     wild = (tr.consts.get("any_source"), tr.consts.get("any_tag"))
     comms = {}
     persistent = {}  # init call index -> ("send"|"recv", comm, peer world, tag)
+    created = {}  # Isend/Irecv call index -> ("send"|"recv", item): a cancellation takes it back
 
     def note(spec):
         h, seq, world, remote = re.match(r"(\d+) seq=(\d+) world=(\S+)(?: remote=(\S+))?$", spec).groups()
@@ -545,6 +571,7 @@ def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
                     persistent[index] = ("send", *item)
                 else:
                     add(sends, *item)
+                    created[index] = ("send", item)
         elif name in ("MPI_Recv", "MPI_Irecv", "MPI_Recv_init"):
             c, src, tag = comm_of(f[5]), int(f[3]), int(f[4])
             if c and src != proc_null and src not in wild[:1] and tag != wild[1]:
@@ -553,6 +580,7 @@ def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
                     persistent[index] = ("recv", *item)
                 else:
                     add(recvs, *item)
+                    created[index] = ("recv", item)
             elif c and name == "MPI_Recv_init":
                 persistent[index] = ("wild", c, None, me, None)
             elif c and name == "MPI_Irecv":
@@ -575,6 +603,11 @@ def messages(tr: RankTrace) -> tuple[Counter, Counter, list[str]]:
                     kind, *item = persistent.get(k, ("?",))
                     if kind in ("send", "recv"):
                         add(sends if kind == "send" else recvs, *item)
+                        created[k] = (kind, tuple(item))
+            elif key == "cancelled":
+                kind, item = created.pop(int(value), ("?", None))
+                if kind in ("send", "recv"):
+                    (sends if kind == "send" else recvs)[(item[0][0], *item[1:])] -= 1
             elif key == "status":
                 m = re.match(r"(?:call=(\d+) )?src=(-?\d+) tag=(-?\d+)", value)
                 if m.group(1) is None and name in ("MPI_Probe", "MPI_Iprobe"):

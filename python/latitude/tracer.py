@@ -275,9 +275,10 @@ def preload_value(lib: Path) -> str:
 class TraceSummary:
     files: list[Path]
     ranks: int
-    calls: int
+    calls: int  # MPI calls made, the polls folded into "#@ polls" records included
     bytes: int
     endings: dict[str, int]  # "#@ end" reason -> number of ranks ("missing" if none)
+    folded_polls: int = 0  # unsuccessful polls written as "#@ polls" records
 
 
 def rank_of(path: Path) -> int:
@@ -314,16 +315,30 @@ def install(staging: Path, outdir: Path) -> list[Path]:
     return trace_files(outdir)
 
 
-def _scan(path: Path) -> tuple[int, str]:
-    """(call lines, end reason) of one rank file, reading it in large chunks."""
-    calls, prev, tail = 0, b"\n", b""
+POLLS = re.compile(rb"\n#@ polls n=(\d+)")
+
+
+def _scan(path: Path, progress=None) -> tuple[int, int, str]:
+    """(MPI calls, polls folded into "#@ polls" records, end reason) of one rank file, read in
+    large chunks; progress(bytes) after each. A "#@ polls n=N" record stands for N calls."""
+    calls, polls, prev, tail = 0, 0, b"\n", b""
+
+    def count(text: bytes) -> tuple[int, int]:
+        folded = [int(n) for n in POLLS.findall(text)]
+        return text.count(b"\nMPI_") + sum(folded) - len(folded), sum(folded)
+
     with open(path, "rb") as f:
         while chunk := f.read(1 << 24):
-            calls += (prev + chunk).count(b"\nMPI_")
-            prev = chunk[-1:]
+            text = prev + chunk
+            cut = text.rfind(b"\n")
+            c, p = count(text[:cut])  # whole lines; the rest is counted with the next chunk
+            calls, polls, prev = calls + c, polls + p, text[cut:]
             tail = (tail + chunk)[-256:]
+            if progress:
+                progress(len(chunk))
+    c, p = count(prev)
     m = re.search(rb"\n#@ end ([^\n]*)\n?$", b"\n" + tail)
-    return calls, m.group(1).decode() if m else "missing"
+    return calls + c, polls + p, m.group(1).decode() if m else "missing"
 
 
 def traced_runtime_ns(outdir: Path) -> float | None:
@@ -388,12 +403,23 @@ def _scan_back(f, end: int, find) -> int:
     return 0
 
 
-def summarize(outdir: Path) -> TraceSummary:
+def summarize(outdir: Path, progress=None) -> TraceSummary:
+    """Ranks, calls, bytes and endings of a trace directory; `progress(done, total)` (bytes)
+    is called as the files are read."""
     files = trace_files(outdir)
-    calls, endings = 0, {}
+    total = sum(f.stat().st_size for f in files)
+    calls, polls, endings, done = 0, 0, {}, 0
+
+    def step(n):
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
     for f in files:
-        n, end = _scan(f)
+        n, p, end = _scan(f, step)
         calls += n
+        polls += p
         key = end.split()[0] if end != "missing" else end
         endings[key] = endings.get(key, 0) + 1
-    return TraceSummary(files, len(files), calls, sum(f.stat().st_size for f in files), endings)
+    return TraceSummary(files, len(files), calls, total, endings, polls)

@@ -540,6 +540,12 @@ fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOption
     }
     d.set_item("unmodelled", un)?;
     d.set_item("unresolved_wildcards", s.unresolved_wildcards)?;
+    d.set_item("cancelled_recvs", s.cancelled_recvs)?;
+    d.set_item("cancelled_sends", s.cancelled_sends)?;
+    d.set_item("assumed_cancelled", s.assumed_cancelled)?;
+    d.set_item("polls", s.polls)?;
+    d.set_item("poll_records", s.poll_records)?;
+    d.set_item("poll_ns", s.poll_ns)?;
     d.set_item("negative_gaps", s.negative_gaps)?;
     d.set_item("notes", s.notes.clone())?;
     Ok(d)

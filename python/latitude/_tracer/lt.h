@@ -20,6 +20,10 @@
 #include <string.h>
 #include <time.h>
 
+/* The tracer's own functions and state are internal to the library (only the MPI_ and mpi_
+ * wrappers are exported): calls between them are direct, not through the PLT. */
+#pragma GCC visibility push(hidden)
+
 #define LT_SLACK 1024 /* bytes reserved per record beyond its variable-length lists */
 #define LT_NUM 24     /* upper bound on one formatted number incl. separator */
 
@@ -34,6 +38,9 @@ struct lt_state {
     int padded;         /* liballprof-style zero-padded file names */
     int64_t nrec;       /* call records committed so far = index of the record being written */
     int pid;            /* the process that opened the file (not a forked child) */
+    int fold;           /* a folded poll record is pending after `used` (lt_poll.c) */
+    unsigned poll_skip; /* polls since the last one timed while a fold is open */
+    uint64_t tlast;     /* the last end time written (ns): converted tick times never go below */
 };
 extern struct lt_state lt;
 
@@ -89,8 +96,19 @@ static inline uint64_t lt_handle_bits(const void *h, size_t n)
 }
 
 /* ---- records ---- */
-void lt_lock(void);
-void lt_unlock(void);
+void lt_lock_mt(void);
+void lt_unlock_mt(void);
+/* serialise records only under MPI_THREAD_MULTIPLE */
+static inline void lt_lock(void)
+{
+    if (lt.mt)
+        lt_lock_mt();
+}
+static inline void lt_unlock(void)
+{
+    if (lt.mt)
+        lt_unlock_mt();
+}
 void lt_flush_locked(void);
 void lt_reserve_locked(size_t need);
 char *lt_ensure(char *p, size_t more); /* room for `more` bytes inside an open record */
@@ -99,10 +117,38 @@ void lt_buf_end(const char *reason, size_t n); /* "#@ end <reason>", final size,
 
 static inline int lt_active(void) { return lt.active; }
 
-/* Start a record: name and start time. `extra` bounds the bytes of variable-length lists. */
-static inline char *lt_open_n(const char *name, size_t n, uint64_t t0, size_t extra)
+/* ---- folded polls (lt_poll.c) ----
+ * Consecutive unsuccessful MPI_Test/Testany/Testsome/Testall/Iprobe calls are folded into one
+ * record: the first is formatted but left pending after `used`; the repeats only count; the
+ * record is completed ("#@ polls" line) and committed before any other record is written. */
+void lt_fold_close(uint64_t end); /* lock held; end: ns the polling stopped */
+/* an unsuccessful poll with signature sig, started at tick t0 (0: not timed): 1 if folded
+ * into the pending record (nothing to write), 0 if it must be written (then lt_poll_first) */
+int lt_poll_again(uint64_t sig, const char *name, uint64_t t0);
+/* the start tick of a poll that was not timed but must be written: now less a mean poll */
+uint64_t lt_poll_start(void);
+/* the poll record just formatted (its ":TEND" at offset tend in the record, its end at end)
+ * starts a fold: it stays pending instead of lt_commit */
+void lt_poll_first(size_t tend, char *end, uint64_t sig, const char *name, uint64_t t0);
+static inline uint64_t lt_mix(uint64_t h, uint64_t v)
 {
-    lt_lock();
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 31);
+}
+/* A cheap clock for polls: the TSC where the kernel uses it as its clock source, else
+ * CLOCK_MONOTONIC; lt_tick_ns converts to the trace's clock (ns), lt_ticks_ns a duration. */
+uint64_t lt_tick(void);
+uint64_t lt_tick_ns(uint64_t t);
+uint64_t lt_ticks_ns(uint64_t d);
+void lt_tick_init(void);
+/* A poll's start tick. While a fold is open most polls are not timed at all (0): they only
+ * count, and 1 in 16 is timed to estimate the time inside them; a clock read costs more
+ * than an unsuccessful MPI_Test. */
+static inline uint64_t lt_poll_t0(void) { return lt.fold && (++lt.poll_skip & 15) ? 0 : lt_tick(); }
+
+/* Start a record: name and start time. `extra` bounds the bytes of variable-length lists. */
+static inline char *lt_open_locked(const char *name, size_t n, uint64_t t0, size_t extra)
+{
     if (lt.cap - lt.used < n + extra + LT_SLACK)
         lt_reserve_locked(n + extra + LT_SLACK);
     char *p = lt.buf + lt.used;
@@ -110,13 +156,31 @@ static inline char *lt_open_n(const char *name, size_t n, uint64_t t0, size_t ex
     *p++ = ':';
     return lt_time(p, t0);
 }
+static inline char *lt_open_n(const char *name, size_t n, uint64_t t0, size_t extra)
+{
+    lt_lock();
+    if (lt.fold)
+        lt_fold_close(t0);
+    return lt_open_locked(name, n, t0, extra);
+}
 #define lt_open(name, t0, extra) lt_open_n((name), sizeof(name) - 1, (t0), (extra))
+/* the same with a start time from lt_tick (closing a pending fold first keeps times in order) */
+static inline char *lt_open_tick_n(const char *name, size_t n, uint64_t tick, size_t extra)
+{
+    lt_lock();
+    uint64_t t0 = lt_tick_ns(tick);
+    if (lt.fold)
+        lt_fold_close(t0);
+    return lt_open_locked(name, n, t0, extra);
+}
+#define lt_open_tick(name, tick, extra) lt_open_tick_n((name), sizeof(name) - 1, (tick), (extra))
 
 /* Finish the call line with its end time (taken now). */
 static inline char *lt_end(char *p)
 {
     *p++ = ':';
-    p = lt_time(p, lt_now());
+    lt.tlast = lt_now();
+    p = lt_time(p, lt.tlast);
     *p++ = '\n';
     return p;
 }
@@ -195,10 +259,17 @@ void lt_req_new(MPI_Request h, const void *slot, int persistent, MPI_Comm wild_c
 /* The traced request held in *slot with handle h (NULL if unknown), claimed so that a second
  * slot with the same shared handle in the same call resolves to a different request. */
 struct lt_req *lt_req_claim(MPI_Request h, const void *slot);
-int lt_req_wild(const struct lt_req *r);
+/* the request's completion needs its status (wildcard receive, cancelled request) */
+int lt_req_needs_status(const struct lt_req *r);
+/* outstanding requests whose completion needs a status: if any, completion calls hand MPI
+ * statuses of their own where the application ignores them */
+extern int lt_reqs_status_needed;
+/* MPI_Cancel was called on the request: its completion says whether it was cancelled */
+void lt_req_cancel(struct lt_req *r);
 /* Done with a claimed request: `completed` frees non-persistent ones, `drop` frees any. */
 void lt_req_release(struct lt_req *r, int completed, int drop);
-/* "#@ status"/"#@ comm" lines a completed request needs (wildcard receive, MPI_Comm_idup) */
+/* Lines a completed request needs: "#@ cancelled <k>" if its cancellation succeeded, else
+ * "#@ status" (wildcard receive) or "#@ comm" (MPI_Comm_idup) */
 char *lt_ext_completed(char *p, struct lt_req *r, const MPI_Status *st);
 /* "#@ <key> k1,k2,..." (call indices) or "#@ <key> -" */
 char *lt_ext_calls(char *p, const char *key, struct lt_req *const *rs, const int *idx, int n);
@@ -222,4 +293,5 @@ void lt_header_ext(void);
 /* entries of a "v" count list over comm (the remote group for intercommunicators) */
 int lt_comm_peers(MPI_Comm c);
 
+#pragma GCC visibility pop
 #endif

@@ -11,25 +11,42 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define SMALL LT_SMALL
 
-void lt_comp_begin(struct lt_completion *c, const MPI_Request *reqs, const void *const *slots,
-                   int n)
+void lt_comp_init(struct lt_completion *c, const MPI_Request *handles, const void *const *slots,
+                  int n)
 {
     c->n = n;
     c->wild = 0;
     c->st = NULL;
-    c->rs = n <= SMALL ? c->small : malloc(sizeof(*c->rs) * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        c->rs[i] = lt_req_claim(reqs[i], slots ? slots[i] : &reqs[i]);
-        c->wild |= lt_req_wild(c->rs[i]);
-    }
+    c->h = handles;
+    c->where = NULL;
+    c->slots = slots;
+    c->rs = NULL;
 }
 
-MPI_Status *lt_comp_statuses(struct lt_completion *c, MPI_Status *user_st, int many)
+MPI_Status *lt_comp_save(struct lt_completion *c, const MPI_Request *reqs, int n,
+                         MPI_Status *user_st, int many)
 {
+    MPI_Request *h = c->hsmall;
+    if (n > SMALL)
+        h = malloc(sizeof(*h) * (size_t)n);
+    for (int i = 0; i < n; i++) /* mostly one or two: no library call */
+        h[i] = reqs[i];
+    lt_comp_init(c, h, NULL, n);
+    c->where = reqs;
     c->st = user_st;
-    if (c->wild && user_st == (many ? MPI_STATUSES_IGNORE : MPI_STATUS_IGNORE))
-        c->st = !many || c->n <= SMALL ? c->sts : malloc(sizeof(MPI_Status) * (size_t)c->n);
+    if (lt_reqs_status_needed && user_st == (many ? MPI_STATUSES_IGNORE : MPI_STATUS_IGNORE))
+        c->st = !many || n <= SMALL ? c->sts : malloc(sizeof(MPI_Status) * (size_t)n);
     return c->st;
+}
+
+void lt_comp_claim(struct lt_completion *c)
+{
+    c->rs = c->n <= SMALL ? c->small : malloc(sizeof(*c->rs) * (size_t)c->n);
+    for (int i = 0; i < c->n; i++) {
+        const void *slot = c->slots ? c->slots[i] : (const void *)&c->where[i];
+        c->rs[i] = lt_req_claim(c->h[i], slot);
+        c->wild |= lt_req_needs_status(c->rs[i]);
+    }
 }
 
 char *lt_comp_end(char *p, struct lt_completion *c, const int *idx, int ndone, int by_input)
@@ -49,13 +66,16 @@ char *lt_comp_end(char *p, struct lt_completion *c, const int *idx, int ndone, i
     return p;
 }
 
-void lt_comp_free(struct lt_completion *c, MPI_Status *user_st)
+void lt_comp_free_more(struct lt_completion *c, MPI_Status *user_st)
 {
-    if (c->rs != c->small)
+    if (c->rs && c->rs != c->small)
         free(c->rs);
+    if (c->h != c->hsmall && !c->slots)
+        free((void *)c->h);
     if (c->st != user_st && c->st != c->sts)
         free(c->st);
 }
+
 
 char *lt_ext_start(char *p, const MPI_Request *reqs, const void *const *slots, int count)
 {
@@ -75,6 +95,8 @@ char *lt_ext_start(char *p, const MPI_Request *reqs, const void *const *slots, i
 char *lt_ext_gone(char *p, const char *key, struct lt_req *r, int drop)
 {
     p = lt_ext_calls(p, key, &r, NULL, 1);
+    if (!drop)
+        lt_req_cancel(r);
     lt_req_release(r, 0, drop);
     return p;
 }

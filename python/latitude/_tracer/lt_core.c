@@ -22,17 +22,9 @@ static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 #define NSIGS (int)(sizeof(sigs) / sizeof(sigs[0]))
 static struct sigaction old_act[NSIGS];
 
-void lt_lock(void)
-{
-    if (lt.mt)
-        pthread_mutex_lock(&mtx);
-}
+void lt_lock_mt(void) { pthread_mutex_lock(&mtx); }
 
-void lt_unlock(void)
-{
-    if (lt.mt)
-        pthread_mutex_unlock(&mtx);
-}
+void lt_unlock_mt(void) { pthread_mutex_unlock(&mtx); }
 
 /* ---- numbers ---- */
 static const char digit_pairs[201] =
@@ -92,6 +84,8 @@ char *lt_u64(char *p, uint64_t v)
 void lt_finish(const char *reason)
 {
     lt_lock();
+    if (lt.fold)
+        lt_fold_close(lt_tick_ns(lt_tick()));
     lt_buf_end(reason, strlen(reason));
     lt_unlock();
 }
@@ -291,6 +285,7 @@ void lt_start(int thread_multiple)
         lt.fd = -1;
         return;
     }
+    lt_tick_init();
     write_header();
     install_handlers();
     lt.active = 1;

@@ -73,10 +73,23 @@ F *lt_fcomp_begin(struct lt_fcomp *f, F *reqs, int n, F *st, int many)
         f->h[i] = PMPI_Request_f2c(reqs[i]);
         f->slots[i] = &reqs[i];
     }
-    lt_comp_begin(&f->c, f->h, f->slots, n);
-    if (f->c.wild && (many ? lt_fstatuses_ignored(st) : lt_fstatus_ignored(st)))
+    lt_comp_init(&f->c, f->h, f->slots, n);
+    if (lt_reqs_status_needed && (many ? lt_fstatuses_ignored(st) : lt_fstatus_ignored(st)))
         f->fst = malloc(sizeof(F) * LT_F_STATUS * (size_t)(many && n ? n : 1));
     return f->fst;
+}
+
+void lt_fcomp_claim(struct lt_fcomp *f) { lt_comp_claim(&f->c); }
+
+void lt_fcomp_free(struct lt_fcomp *f)
+{
+    lt_comp_free(&f->c, NULL);
+    if (f->h != f->hsmall)
+        free(f->h);
+    if (f->slots != f->ssmall)
+        free(f->slots);
+    if (f->fst != f->ust)
+        free(f->fst);
 }
 
 char *lt_fcomp_end(char *p, struct lt_fcomp *f, const F *idx, int ndone, int by_input)
@@ -97,17 +110,17 @@ char *lt_fcomp_end(char *p, struct lt_fcomp *f, const F *idx, int ndone, int by_
     }
     p = lt_comp_end(p, &f->c, cidx, ndone, by_input);
     f->c.st = NULL;
-    lt_comp_free(&f->c, NULL);
     free(cst);
     if (cidx != small)
         free(cidx);
-    if (f->h != f->hsmall)
-        free(f->h);
-    if (f->slots != f->ssmall)
-        free(f->slots);
-    if (f->fst != f->ust)
-        free(f->fst);
     return p;
+}
+
+uint64_t lt_sig_freqs(uint64_t h, const F *reqs, int n)
+{
+    for (int i = 0; i < n; i++)
+        h = lt_mix(h, (uint64_t)(uint32_t)reqs[i]);
+    return h;
 }
 
 char *lt_fext_start(char *p, F *reqs, int count)

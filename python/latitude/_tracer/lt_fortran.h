@@ -14,6 +14,7 @@
 
 #if defined(OPEN_MPI) && OPEN_MPI
 #define LT_FORTRAN 1
+#pragma GCC visibility push(hidden)
 
 typedef void (*lt_ffn)();
 lt_ffn lt_fsym(const char *name);
@@ -41,8 +42,9 @@ int lt_fstatuses_ignored(const MPI_Fint *st); /* MPI_STATUSES_IGNORE */
 /* Open MPI's Fortran MPI_STATUS_SIZE: the C MPI_Status in Fortran integers */
 #define LT_F_STATUS ((sizeof(MPI_Status) + sizeof(MPI_Fint) - 1) / sizeof(MPI_Fint))
 
-/* completion of Fortran requests: resolve them, substitute statuses if the trace needs
- * them, then write "#@ done" (Fortran indices are 1-based) */
+/* completion of Fortran requests: convert the handles and substitute statuses if the trace
+ * may need them (begin, before the call), resolve them (claim, after it, if the record is
+ * written), write "#@ done" (end; Fortran indices are 1-based), free */
 struct lt_fcomp {
     int on, many, n;
     struct lt_completion c;
@@ -51,9 +53,14 @@ struct lt_fcomp {
     MPI_Fint *fst, *ust; /* statuses handed to MPI, the user's */
 };
 MPI_Fint *lt_fcomp_begin(struct lt_fcomp *f, MPI_Fint *reqs, int n, MPI_Fint *st, int many);
+void lt_fcomp_claim(struct lt_fcomp *f);
 char *lt_fcomp_end(char *p, struct lt_fcomp *f, const MPI_Fint *idx, int ndone, int by_input);
+void lt_fcomp_free(struct lt_fcomp *f);
+/* the signature of a poll's Fortran requests */
+uint64_t lt_sig_freqs(uint64_t h, const MPI_Fint *reqs, int n);
 /* "#@ start" for Fortran requests */
 char *lt_fext_start(char *p, MPI_Fint *reqs, int count);
+#pragma GCC visibility pop
 
 #endif
 #endif

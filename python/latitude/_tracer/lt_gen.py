@@ -31,6 +31,7 @@ F2C = {
 }
 HOOKS = {
     "fortran",
+    "poll",
     "if",
     "let",
     "newreq",
@@ -233,11 +234,11 @@ def names(expr: str, f: Func) -> None:
             raise TableError(f"line {f.line}: {f.name}: '{w}' in '{expr}' is not a parameter")
 
 
-# ---- code generation: the parts shared by both languages ----
+# ---- code generation ----
 class Lang:
     """How a wrapper refers to its arguments. In C wrappers the parameters are the C values;
-    a Fortran wrapper's parameters are f_<name> pointers and `locals` declares the C values
-    under the parameters' names."""
+    a Fortran wrapper's parameters are f_<name> pointers, and `locals` declares the C values
+    under the parameters' names, so table expressions read the same in both."""
 
     fortran = False
 
@@ -298,102 +299,214 @@ def newreq_code(f: Func, lang: Lang) -> list[str]:
     idup = next((a.split("=", 1)[1].strip() for a in args if a.startswith("idup=")), None)
     if idup and lang.fortran:
         raise TableError(f"line {f.line}: {f.name}: no Fortran wrapper for MPI_Comm_idup")
-    slot = lang.slot(req)
-    return [f"lt_req_new({lang.handle(req)}, {slot}, {persistent}, {wild}, {idup or 'NULL'});"]
+    return [f"lt_req_new({lang.handle(req)}, {lang.slot(req)}, {persistent}, {wild}, {idup or 'NULL'});"]
 
 
-def record(f: Func, lang: Lang, ext_lines: list[str]) -> list[str]:
-    """The call line and its extension lines (inside `if (lt_active())`)."""
-    out = []
-    for k, v in f.hooks:
-        if k == "let":
-            name, expr = (s.strip() for s in v.split("=", 1))
-            out.append(f"int {name} = {expr};")
-    out.append(f'char *lt_p = lt_open("{f.name}", lt_t0, 0);')
+def signature(f: Func, lang: Lang) -> str:
+    """A hash of a poll's arguments and request handles: polls with equal signatures fold."""
+    h = str(int.from_bytes(f.name.encode()[-8:].rjust(8, b"\0"), "little")) + "ull"
     for p in f.params:
-        out += field_code(p)
-    if f.has("newreq"):
-        out += newreq_code(f, lang)
-    out.append("lt_p = lt_end(lt_p);")
-    out += ext_lines
-    if f.has("newcomm"):
-        out.append(f"lt_p = lt_ext_newcomm(lt_p, {lang.handle(f.param(f.hook('newcomm')))});")
-    if f.has("ext"):
-        out.append(f"lt_p = {f.hook('ext')};")
-    out.append("lt_commit(lt_p);")
+        if p.how == "skip" or p.c_only:
+            continue
+        if lang.fortran:
+            v = f"(uintptr_t)f_{p.name}" if p.pointer or p.buffer else f"(uint64_t)*f_{p.name}"
+        elif p.pointer:
+            v = f"(uintptr_t){p.name}"
+        elif p.how == "int":
+            v = f"(uint64_t){p.name}"
+        else:
+            v = f"LT_HANDLE({p.name})"
+        h = f"lt_mix({h}, {v})"
+    if f.has("complete"):
+        reqs, n = split_top(f.hook("complete"))[:2]
+        h = f"lt_sig_freqs({h}, f_{reqs}, {n})" if lang.fortran else f"lt_sig_reqs({h}, {reqs}, {n})"
+    return h
+
+
+class Wrapper:
+    """The statements of one wrapper, assembled from its hooks (see the table's header)."""
+
+    def __init__(self, f: Func, lang: Lang):
+        self.f, self.lang = f, lang
+        self.pre: list[str] = []  # before the real call
+        self.ext: list[str] = []  # extension lines after the call line
+        self.post: list[str] = []  # after the record
+        self.args = {p.name: (f"f_{p.name}" if lang.fortran else p.name) for p in f.params if p.decl != "..."}
+        self.complete = f.has("complete")
+        self.poll = f.has("poll")
+        self.ret_stmt = "return;" if lang.fortran and f.ret != "double" else "return lt_rc;"
+        if self.complete:
+            self.complete_hook()
+        for key in ("wild", "start", "gone", "forget"):
+            if f.has(key):
+                getattr(self, key)(split_top(f.hook(key)))
+        if self.poll and not self.complete and not f.hook("poll"):
+            raise TableError(f"line {f.line}: {f.name}: poll needs a condition outside complete()")
+
+    def wild(self, a):
+        src, tag, st, *ok = a
+        if self.lang.fortran:
+            self.pre += [
+                f"int lt_wild = lt_active() && lt_is_wild({src}, {tag});",
+                f"MPI_Fint lt_ftmp[LT_F_STATUS], *lt_fst = lt_wild && lt_fstatus_ignored(f_{st}) ? lt_ftmp : f_{st};",
+                "MPI_Status lt_cst;",
+            ]
+            self.args[st] = "lt_fst"
+            cond = "lt_wild" + (f" && {ok[0]}" if ok else "")
+            self.ext += [
+                f"if ({cond}) {{",
+                "    PMPI_Status_f2c(lt_fst, &lt_cst);",
+                "    lt_p = lt_ext_status(lt_p, -1, comm, &lt_cst);",
+                "}",
+            ]
+        else:
+            ignored = f"{st} == MPI_STATUS_IGNORE"
+            self.pre += [
+                "MPI_Status lt_tmp;",
+                f"MPI_Status *lt_st = lt_active() && lt_is_wild({src}, {tag}) && {ignored} ? &lt_tmp : {st};",
+            ]
+            self.args[st] = "lt_st"
+            cond = f"lt_is_wild({src}, {tag})" + (f" && {ok[0]}" if ok else "")
+            self.ext += [f"if ({cond})", "    lt_p = lt_ext_status(lt_p, -1, comm, lt_st);"]
+
+    def start(self, a):
+        reqs, n = a
+        self.ext.append(
+            f"lt_p = lt_fext_start(lt_p, f_{reqs}, {n});"
+            if self.lang.fortran
+            else f"lt_p = lt_ext_start(lt_p, {reqs}, NULL, {n});"
+        )
+
+    def gone(self, a):
+        req, kind = a
+        p = self.f.param(req)
+        self.pre.append(
+            f"struct lt_req *lt_r = lt_active() ? lt_req_claim({self.lang.handle(p)}, {self.lang.slot(p)}) : NULL;"
+        )
+        self.ext.append(f'lt_p = lt_ext_gone(lt_p, "{kind}", lt_r, {int(kind == "free")});')
+
+    def forget(self, a):
+        self.pre.append(f"lt_comm_forget({self.lang.handle(self.f.param(a[0]))});")
+
+    def complete_hook(self):
+        reqs, n, st, ndone, *idx = split_top(self.f.hook("complete"))
+        many = int(self.f.param(st).decl.endswith("[]"))
+        index, by_input = (idx[0], 0) if idx else ("NULL", 1)
+        if self.lang.fortran:
+            self.pre += [
+                "struct lt_fcomp lt_f;",
+                f"MPI_Fint *lt_fst = lt_fcomp_begin(&lt_f, f_{reqs}, {n}, f_{st}, {many});",
+            ]
+            self.args[st] = "lt_fst"
+            self.claim = "lt_fcomp_claim(&lt_f);"
+            self.ext.append(f"lt_p = lt_fcomp_end(lt_p, &lt_f, {index}, lt_ndone, {by_input});")
+            self.post.append("lt_fcomp_free(&lt_f);")
+        else:
+            self.pre += [
+                "struct lt_completion lt_c;",
+                f"MPI_Status *lt_st = lt_comp_save(&lt_c, {reqs}, {n}, {st}, {many});",
+            ]
+            self.args[st] = "lt_st"
+            self.claim = "lt_comp_claim(&lt_c);"
+            self.ext.append(f"lt_p = lt_comp_end(lt_p, &lt_c, {index}, lt_ndone, {by_input});")
+            self.post.append(f"lt_comp_free(&lt_c, {st});")
+        self.ndone = ndone
+
+    def record(self) -> list[str]:
+        """The call line and its extension lines (tracing is on)."""
+        f, lang = self.f, self.lang
+        out = []
+        if self.poll:
+            failed = "lt_ndone == 0" if self.complete else f.hook("poll")
+            out += [f"uint64_t lt_sig = {signature(f, lang)};"]
+            out += [
+                f'if (({failed}) && lt_poll_again(lt_sig, "{f.name}", lt_t0)) {{',
+                *("    " + s for s in self.post),
+                f"    {self.ret_stmt}",
+                "}",
+            ]
+        if self.poll:
+            out += ["if (!lt_t0) /* not timed: started a mean poll before now */", "    lt_t0 = lt_poll_start();"]
+        if self.complete:
+            out.append(self.claim)
+        for k, v in f.hooks:
+            if k == "let":
+                name, expr = (x.strip() for x in v.split("=", 1))
+                out.append(f"int {name} = {expr};")
+        opener = "lt_open_tick" if self.poll else "lt_open"
+        out.append(f'char *lt_p = {opener}("{f.name}", lt_t0, 0);')
+        for p in f.params:
+            out += field_code(p)
+        if f.has("newreq"):
+            out += newreq_code(f, lang)
+        if self.poll:
+            # an offset in the record: writing the extension lines may move the buffer window
+            out.append("size_t lt_tend = (size_t)(lt_p - (lt.buf + lt.used));")
+        out.append("lt_p = lt_end(lt_p);")
+        out += self.ext
+        if f.has("newcomm"):
+            out.append(f"lt_p = lt_ext_newcomm(lt_p, {lang.handle(f.param(f.hook('newcomm')))});")
+        if f.has("ext"):
+            out.append(f"lt_p = {f.hook('ext')};")
+        if self.poll:
+            failed = "lt_ndone == 0" if self.complete else f.hook("poll")
+            out += [
+                f"if ({failed})",
+                f'    lt_poll_first(lt_tend, lt_p, lt_sig, "{f.name}", lt_t0);',
+                "else",
+                "    lt_commit(lt_p);",
+            ]
+        else:
+            out.append("lt_commit(lt_p);")
+        return out
+
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + s for s in lines]
+
+
+def block(lines: list[str]) -> str:
+    return "".join("    " + s + "\n" for s in lines)
+
+
+def body(w: Wrapper, call: str, locals_: list[str]) -> list[str]:
+    """Start time, the real call, the record: the shape every generated wrapper shares."""
+    f, fortran = w.f, w.lang.fortran
+    clock = "lt_poll_t0()" if w.poll else "lt_now()"
+    if f.has("log_after"):  # MPI_Init: tracing starts after the real call
+        if fortran:
+            return [f"{call};", "if (*ierr == MPI_SUCCESS) {", *indent(locals_), f"    {f.hook('log_after')};", "}"]
+        return [f"int lt_rc = {call};", "if (lt_rc == MPI_SUCCESS)", f"    {f.hook('log_after')};", "return lt_rc;"]
+    out = [f"uint64_t lt_t0 = {clock};", *locals_]
+    if f.has("log_before"):  # MPI_Finalize, MPI_Abort: the record precedes the real call
+        return out + [f"{f.hook('log_before')};", f"{call};" if fortran else f"return {call};"]
+    if w.complete and not fortran:
+        plain = f"PMPI_{f.name[4:]}({', '.join(p.name for p in f.params if p.decl != '...')})"
+        out += ["if (!lt_active())", f"    return {plain};"]
+    out += w.pre
+    if fortran:
+        out.append(f"double lt_rc = {call};" if f.ret == "double" else f"{call};")
+    else:
+        out.append(f"{f.ret} lt_rc = {call};")
+    if w.complete:
+        if fortran:
+            out += ["if (!lt_f.on)", "    return;"]
+        out.append(f"int lt_ndone = {w.ndone};")
+        out += w.record() + w.post
+    else:
+        out += ["if (lt_active()) {", *indent(w.record()), "}"] + w.post
+    if not fortran or f.ret == "double":
+        out.append("return lt_rc;")
     return out
 
 
-def block(lines: list[str], indent: int = 4) -> str:
-    return "".join(" " * indent + s + "\n" for s in lines)
-
-
-# ---- C wrappers ----
-def c_call_args(f: Func, subst: dict[str, str]) -> str:
-    return ", ".join(subst.get(p.name, p.name) for p in f.params if p.decl != "...")
-
-
 def c_wrapper(f: Func) -> str:
-    lang = C()
+    w = Wrapper(f, C())
     params = ", ".join(p.decl for p in f.params) or "void"
-    pre, ext, post, subst = [], [], [], {}
-    early = None
-    if f.has("wild"):
-        src, tag, st, *ok = split_top(f.hook("wild"))
-        pre += [
-            "MPI_Status lt_tmp;",
-            f"MPI_Status *lt_st = lt_active() && lt_is_wild({src}, {tag}) && {st} == MPI_STATUS_IGNORE ? &lt_tmp : {st};",
-        ]
-        subst[st] = "lt_st"
-        cond = f"lt_is_wild({src}, {tag})" + (f" && {ok[0]}" if ok else "")
-        ext.append(f"if ({cond})")
-        ext.append("    lt_p = lt_ext_status(lt_p, -1, comm, lt_st);")
-    if f.has("complete"):
-        reqs, n, st, ndone, *idx = split_top(f.hook("complete"))
-        many = int(f.param(st).decl.endswith("[]"))
-        early = f"if (!lt_active())\n        return PMPI_{f.name[4:]}({c_call_args(f, {})});"
-        pre += [
-            "struct lt_completion lt_c;",
-            f"lt_comp_begin(&lt_c, {reqs}, NULL, {n});",
-            f"MPI_Status *lt_st = lt_comp_statuses(&lt_c, {st}, {many});",
-        ]
-        subst[st] = "lt_st"
-        ext.append(f"lt_p = lt_comp_end(lt_p, &lt_c, {idx[0] if idx else 'NULL'}, {ndone}, {0 if idx else 1});")
-        post.append(f"lt_comp_free(&lt_c, {st});")
-    if f.has("start"):
-        reqs, n = split_top(f.hook("start"))
-        ext.append(f"lt_p = lt_ext_start(lt_p, {reqs}, NULL, {n});")
-    if f.has("gone"):
-        req, kind = split_top(f.hook("gone"))
-        pre.append(f"struct lt_req *lt_r = lt_active() ? lt_req_claim(*{req}, {req}) : NULL;")
-        ext.append(f'lt_p = lt_ext_gone(lt_p, "{kind}", lt_r, {int(kind == "free")});')
-    if f.has("forget"):
-        pre.append(f"lt_comm_forget({lang.handle(f.param(f.hook('forget')))});")
-
-    call = f"PMPI_{f.name[4:]}({c_call_args(f, subst)})"
-    body = []
-    if f.has("log_after"):
-        body += [f"int lt_rc = {call};", "if (lt_rc == MPI_SUCCESS)", f"    {f.hook('log_after')};"]
-    elif f.has("log_before"):
-        body += ["uint64_t lt_t0 = lt_now();", f"{f.hook('log_before')};", f"return {call};"]
-        return f"{f.ret} {f.name}({params})\n{{\n{block(body)}}}\n"
-    else:
-        body.append("uint64_t lt_t0 = lt_now();")
-        if early:
-            body.append(early)
-        body += pre
-        body.append(f"{f.ret} lt_rc = {call};")
-        rec = record(f, lang, ext)
-        if early:
-            body += rec
-        else:
-            body += ["if (lt_active()) {", *("    " + s for s in rec), "}"]
-        body += post
-    body.append("return lt_rc;")
-    return f"{f.ret} {f.name}({params})\n{{\n{block(body)}}}\n"
+    call = f"PMPI_{f.name[4:]}({', '.join(w.args[p.name] for p in f.params if p.decl != '...')})"
+    return f"{f.ret} {f.name}({params})\n{{\n{block(body(w, call, []))}}}\n"
 
 
-# ---- Fortran wrappers (Open MPI) ----
 def f_param(p: Param) -> str:
     return f"void *f_{p.name}" if p.buffer else f"MPI_Fint *f_{p.name}"
 
@@ -417,75 +530,19 @@ def f_local(p: Param) -> str:
 
 
 def fortran_wrapper(f: Func) -> str:
-    lang = Fortran()
+    w = Wrapper(f, Fortran())
     low = f.name[4:].lower()
     fparams = [p for p in f.params if not p.c_only and p.decl != "..."]
     double = f.ret == "double"
     plist = ", ".join([f_param(p) for p in fparams] + ([] if double else ["MPI_Fint *ierr"])) or "void"
-    args = {p.name: f"f_{p.name}" for p in fparams}
-    pre, ext = [], []
-    locals_ = [f_local(p) for p in f.params if p.decl != "..."]
-    guard = None
-    if f.has("wild"):
-        src, tag, st, *ok = split_top(f.hook("wild"))
-        pre += [
-            f"int lt_wild = lt_active() && lt_is_wild({src}, {tag});",
-            f"MPI_Fint lt_ftmp[LT_F_STATUS], *lt_fst = lt_wild && lt_fstatus_ignored(f_{st}) ? lt_ftmp : f_{st};",
-            "MPI_Status lt_cst;",
-        ]
-        args[st] = "lt_fst"
-        cond = "lt_wild" + (f" && {ok[0]}" if ok else "")
-        ext += [
-            f"if ({cond}) {{",
-            "    PMPI_Status_f2c(lt_fst, &lt_cst);",
-            "    lt_p = lt_ext_status(lt_p, -1, comm, &lt_cst);",
-            "}",
-        ]
-    if f.has("complete"):
-        reqs, n, st, ndone, *idx = split_top(f.hook("complete"))
-        many = int(f.param(st).decl.endswith("[]"))
-        pre += ["struct lt_fcomp lt_f;", f"MPI_Fint *lt_fst = lt_fcomp_begin(&lt_f, f_{reqs}, {n}, f_{st}, {many});"]
-        args[st] = "lt_fst"
-        guard = "lt_f.on"
-        ext.append(f"lt_p = lt_fcomp_end(lt_p, &lt_f, {idx[0] if idx else 'NULL'}, {ndone}, {0 if idx else 1});")
-    if f.has("start"):
-        reqs, n = split_top(f.hook("start"))
-        ext.append(f"lt_p = lt_fext_start(lt_p, f_{reqs}, {n});")
-    if f.has("gone"):
-        req, kind = split_top(f.hook("gone"))
-        p = f.param(req)
-        pre.append(f"struct lt_req *lt_r = lt_active() ? lt_req_claim({lang.handle(p)}, f_{req}) : NULL;")
-        ext.append(f'lt_p = lt_ext_gone(lt_p, "{kind}", lt_r, {int(kind == "free")});')
-    if f.has("forget"):
-        pre.append(f"lt_comm_forget({comm_handle(f, lang)});")
-
     real = f"REAL(pmpi_{low}_)"
-    call_args = ", ".join([args[p.name] for p in fparams] + ([] if double else ["ierr"]))
-    body = []
-    if f.has("log_after"):
-        body += [f"{real}({call_args});", "if (*ierr == MPI_SUCCESS) {", *("    " + s for s in locals_)]
-        body += [f"    {f.hook('log_after')};", "}"]
-    elif f.has("log_before"):
-        body += ["uint64_t lt_t0 = lt_now();", *locals_, f"{f.hook('log_before')};", f"{real}({call_args});"]
+    if double:
+        call = f"((double (*)(void))(void (*)(void)){real})()"
     else:
-        body += ["uint64_t lt_t0 = lt_now();", *locals_, *pre]
-        if double:
-            body.append(f"double lt_rc = ((double (*)(void))(void (*)(void)){real})();")
-        else:
-            body.append(f"{real}({call_args});")
-        rec = record(f, lang, ext)
-        if guard:
-            body += [f"if ({guard}) {{", *("    " + s for s in rec), "}"]
-        else:
-            body += ["if (lt_active()) {", *("    " + s for s in rec), "}"]
-        if double:
-            body.append("return lt_rc;")
+        call = f"{real}({', '.join([w.args[p.name] for p in fparams] + ['ierr'])})"
+    locals_ = [f_local(p) for p in f.params if p.decl != "..."]
     ret = "double" if double else "void"
-    return f"{ret} mpi_{low}_({plist})\n{{\n{block(body)}}}\nF_ALIASES({low}, {f.name.upper()})\n"
-
-
-def comm_handle(f: Func, lang: Lang) -> str:
-    return lang.handle(f.param(f.hook("forget")))
+    return f"{ret} mpi_{low}_({plist})\n{{\n{block(body(w, call, locals_))}}}\nF_ALIASES({low}, {f.name.upper()})\n"
 
 
 HEADER = """/* Generated by lt_gen.py from wrappers.tbl: do not edit (edit the table). */

@@ -14,11 +14,15 @@ struct lt_req {
     MPI_Comm wild_comm;    /* wildcard receive: its communicator */
     MPI_Comm *idup;        /* MPI_Comm_idup: where the new communicator appears */
     unsigned char persistent, wild, claimed;
+    unsigned char cancelled; /* MPI_Cancel called on its current activation */
     struct lt_req *next;
 };
 
 static struct lt_map reqs; /* handle -> struct lt_req * (chain head) */
 static struct lt_req *pool; /* free list */
+int lt_reqs_status_needed;  /* outstanding requests with needs_status() */
+
+static int needs_status(const struct lt_req *r) { return r->wild || r->cancelled; }
 
 static struct lt_req *req_alloc(void)
 {
@@ -49,8 +53,10 @@ void lt_req_new(MPI_Request h, const void *slot, int persistent, MPI_Comm wild_c
     r->idup = idup;
     r->persistent = (unsigned char)persistent;
     r->claimed = 0;
+    r->cancelled = 0;
     r->next = NULL;
     lt_lock();
+    lt_reqs_status_needed += r->wild;
     uint64_t *head = lt_map_get(&reqs, r->handle);
     if (!head) {
         lt_map_put(&reqs, r->handle, (uint64_t)(uintptr_t)r);
@@ -86,10 +92,21 @@ struct lt_req *lt_req_claim(MPI_Request h, const void *slot)
     return pick;
 }
 
-int lt_req_wild(const struct lt_req *r) { return r && (r->wild || r->idup); }
+int lt_req_needs_status(const struct lt_req *r) { return r && needs_status(r); }
+
+void lt_req_cancel(struct lt_req *r)
+{
+    if (!r || r->cancelled)
+        return;
+    lt_lock();
+    lt_reqs_status_needed += !needs_status(r);
+    r->cancelled = 1;
+    lt_unlock();
+}
 
 static void unlink_req(struct lt_req *r)
 {
+    lt_reqs_status_needed -= needs_status(r);
     uint64_t *head = lt_map_get(&reqs, r->handle);
     struct lt_req *q = head ? (struct lt_req *)(uintptr_t)*head : NULL;
     if (q == r) {
@@ -118,10 +135,31 @@ void lt_req_release(struct lt_req *r, int completed, int drop)
     lt_unlock();
 }
 
+/* "#@ cancelled <k>" */
+static char *ext_cancelled(char *p, const struct lt_req *r)
+{
+    p = lt_ensure(p, 64);
+    p = LT_EXT(p, "cancelled ");
+    p = lt_i64(p, r->call);
+    *p++ = '\n';
+    return p;
+}
+
 char *lt_ext_completed(char *p, struct lt_req *r, const MPI_Status *st)
 {
     if (!r)
         return p;
+    if (r->cancelled) { /* this activation is over: a persistent request may be started again */
+        int flag = 0;
+        if (st)
+            PMPI_Test_cancelled(st, &flag);
+        lt_lock();
+        r->cancelled = 0;
+        lt_reqs_status_needed -= !needs_status(r);
+        lt_unlock();
+        if (flag)
+            return ext_cancelled(p, r);
+    }
     if (r->idup && *r->idup != MPI_COMM_NULL) {
         p = lt_ensure(p, lt_comm_new(*r->idup));
         p = lt_ext_comm(p, *r->idup);

@@ -13,6 +13,8 @@ from pathlib import Path
 from latitude import launcher, tracer
 from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
+from latitude.graph import PROGRESS_BYTES
+from latitude.progress import progress as progress_bar
 from latitude.units import parse_size
 
 EPILOG = """\
@@ -50,6 +52,12 @@ def register(subparsers) -> None:
         "(default: unpadded, the names Schedgen and LLAMP look for)",
     )
     p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
+    p.add_argument(
+        "--no-fold",
+        action="store_true",
+        help="write every unsuccessful MPI_Test*/MPI_Iprobe as its own record instead of folding "
+        "consecutive ones into one '#@ polls' record",
+    )
     p.add_argument(
         "--force",
         action="store_true",
@@ -102,6 +110,8 @@ def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
         env["LATITUDE_TRACE_PADDED"] = "1"
     if args.buffer:
         env["LATITUDE_TRACE_BUFFER"] = str(parse_size(args.buffer, "--buffer"))
+    if args.no_fold:
+        env["LATITUDE_TRACE_FOLD"] = "0"
     return env
 
 
@@ -180,7 +190,7 @@ def _traced_run(argv, family, lib, outdir: Path, had_trace: bool, args) -> tuple
 
 
 def _report(outdir: Path, argv: list[str], run: launcher.Run, info, as_json: bool) -> int:
-    s = tracer.summarize(outdir)
+    s = _summarize(outdir)
     status, wall = run.returncode, run.wall_s
     if as_json:
         print(
@@ -190,6 +200,7 @@ def _report(outdir: Path, argv: list[str], run: launcher.Run, info, as_json: boo
                     "files": [str(f) for f in s.files],
                     "ranks": s.ranks,
                     "calls": s.calls,
+                    "folded_polls": s.folded_polls,
                     "bytes": s.bytes,
                     "wall_s": round(wall, 3),
                     "launcher_status": status,
@@ -202,7 +213,8 @@ def _report(outdir: Path, argv: list[str], run: launcher.Run, info, as_json: boo
     first, last = s.files[0].name, s.files[-1].name
     _log(f"traces in {outdir}/ ({first}" + (f" ... {last})" if s.ranks > 1 else ")"))
     per_call = f", {s.bytes / s.calls:.0f} B/call" if s.calls else ""
-    _log(f"{s.ranks} ranks, {s.calls:,} calls, {_human_bytes(s.bytes)}{per_call}, wall {wall:.2f} s")
+    folded = f" ({s.folded_polls:,} unsuccessful polls folded)" if s.folded_polls else ""
+    _log(f"{s.ranks} ranks, {s.calls:,} calls{folded}, {_human_bytes(s.bytes)}{per_call}, wall {wall:.2f} s")
     unfinished = {k: v for k, v in s.endings.items() if k != "finalize"}
     if unfinished:
         _log(
@@ -212,3 +224,12 @@ def _report(outdir: Path, argv: list[str], run: launcher.Run, info, as_json: boo
     if status != 0:
         _log(run.failure(f"`{' '.join(argv)}`"))
     return launcher.exit_status(status)
+
+
+def _summarize(outdir: Path) -> tracer.TraceSummary:
+    """The trace's summary; reading a big trace takes a while: a progress bar."""
+    total = sum(f.stat().st_size for f in tracer.trace_files(outdir))
+    if total < PROGRESS_BYTES:
+        return tracer.summarize(outdir)
+    with progress_bar(f"summarising {outdir.name}", total) as update:
+        return tracer.summarize(outdir, update)

@@ -174,6 +174,25 @@ impl GraphBuilder {
         Ok(())
     }
 
+    /// Turn message op `id` into a zero-length computation and return what it was: trace
+    /// converters learn that a request was cancelled only when it completes (or is freed),
+    /// after its op was added. Its dependencies stay, so the graph around it is unchanged.
+    pub fn cancel(&mut self, id: u32) -> std::result::Result<Op, String> {
+        let i = id as usize;
+        if i >= self.kind.len() {
+            return Err(format!("operation {id} does not exist"));
+        }
+        let was = Op { kind: self.kind[i], val: self.val[i], peer: self.peer[i], tag: self.tag[i], cpu: 0, nic: 0 };
+        if was.kind == Kind::Recv && (was.peer == ANY || was.tag == ANY) {
+            self.wildcards -= 1;
+        }
+        self.kind[i] = Kind::Calc;
+        self.val[i] = 0;
+        self.peer[i] = 0;
+        self.tag[i] = 0;
+        Ok(was)
+    }
+
     /// `a` depends on `b` (`a requires b` or `a irequires b`); both on the same rank.
     pub fn dep(&mut self, a: u32, b: u32, dep: Dep) -> std::result::Result<(), String> {
         let n = self.kind.len() as u32;

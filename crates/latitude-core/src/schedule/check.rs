@@ -38,6 +38,14 @@ impl MatchCheck {
         c.last_recv = (dst, line);
     }
 
+    /// Take back a send or receive counted before (a cancelled request).
+    pub fn retract(&mut self, src: u32, dst: u32, tag: u32, send: bool) {
+        if let Some(c) = self.streams.get_mut(&(src, dst, tag)) {
+            let n = if send { &mut c.sends } else { &mut c.recvs };
+            *n = n.saturating_sub(1);
+        }
+    }
+
     /// The first unbalanced stream (smallest key), described with `tag_name`.
     pub fn first_unbalanced(&self, tag_name: &dyn Fn(u32) -> String) -> Option<Unbalanced> {
         let mut bad: Vec<(&(u32, u32, u32), &Count)> = self.streams.iter().filter(|(_, c)| c.sends != c.recvs).collect();

@@ -17,6 +17,7 @@ mod rank;
 mod requests;
 mod tags;
 
+use rustc_hash::FxHashMap as FxMap;
 use std::collections::BTreeMap;
 
 use crate::collectives::{Placed, Prog, Selection};
@@ -85,6 +86,17 @@ pub struct ScheduleStats {
     pub collectives: BTreeMap<String, u64>,
     pub unmodelled: BTreeMap<String, Unmodelled>,
     pub unresolved_wildcards: u64,
+    /// Requests removed from the graph because their cancellation succeeded (`#@ cancelled`).
+    pub cancelled_recvs: u64,
+    pub cancelled_sends: u64,
+    /// Cancelled requests whose outcome the trace does not record (freed before completing,
+    /// or a plain trace): assumed cancelled and removed.
+    pub assumed_cancelled: u64,
+    /// Polls that completed nothing (MPI_Test* and MPI_Iprobe; `#@ polls` records count as
+    /// many as they fold), the records they took, and their time (ns): MPI time.
+    pub polls: u64,
+    pub poll_records: u64,
+    pub poll_ns: u64,
     pub negative_gaps: u64,
     pub notes: Vec<String>,
 }
@@ -118,6 +130,19 @@ pub(crate) struct Shared<'o> {
     pub placed: Placed,
     pub counts: Vec<u64>,
     pub rcounts: Vec<u64>,
+    /// Wildcard receives not resolved yet: op → where it was posted and what became of it.
+    pub wild: FxMap<u32, WildRecv>,
+}
+
+/// A receive from MPI_ANY_SOURCE/ANY_TAG waiting for its `#@ status`.
+pub(crate) struct WildRecv {
+    pub rank: u32,
+    pub line: u64,
+    pub name: String,
+    /// Freed with MPI_Request_free before it completed: its match is never observed.
+    pub freed: bool,
+    /// From a trace without `#@` lines (no status is ever recorded).
+    pub plain: bool,
 }
 
 /// Convert the trace at `path` (a directory or the rank-0 file).
@@ -145,6 +170,7 @@ pub fn schedule(set: &TraceSet, opts: &ScheduleOptions, progress: &mut dyn FnMut
         placed: Placed::default(),
         counts: Vec::new(),
         rcounts: Vec::new(),
+        wild: FxMap::default(),
     };
     // About one vertex per 32 bytes of trace (a call line and its computation): reserving
     // spares the builder's arrays their doublings (capacity never touched stays virtual).
@@ -234,7 +260,7 @@ fn check_header(path: &str, h: &crate::trace::Header, r: u32, world: u32) -> Res
 }
 
 fn finish(sh: Shared, paths: &[String]) -> Result<Scheduled> {
-    let Shared { b, check, tags, reg, mut stats, .. } = sh;
+    let Shared { b, check, tags, reg, mut stats, wild, .. } = sh;
     let name = |c: u32| reg.name(c);
     let describe = |t: u32| tags.describe(t, &name);
     if stats.unresolved_wildcards == 0 {
@@ -243,16 +269,79 @@ fn finish(sh: Shared, paths: &[String]) -> Result<Scheduled> {
             return Err(Error::at(path, u.line, u.message));
         }
     } else {
-        stats.notes.push(format!(
-            "{} receives from MPI_ANY_SOURCE/ANY_TAG could not be resolved (plain traces do not record the actual source): the graph is written with -1 sources; predict and lp need matched messages",
-            stats.unresolved_wildcards
-        ));
+        stats.notes.push(unresolved_note(&wild, paths));
     }
+    request_notes(&mut stats);
     if stats.negative_gaps > 0 {
         stats.notes.push(format!("{} negative time gaps between calls (timestamps going back) became 0-length computations", stats.negative_gaps));
     }
     let graph = b.finish().map_err(|e| decorate(e, &describe))?;
     Ok(Scheduled { graph, stats })
+}
+
+/// Which wildcard receives stay unresolved and why, naming the first few `file:line`.
+fn unresolved_note(wild: &FxMap<u32, WildRecv>, paths: &[String]) -> String {
+    let mut left: Vec<&WildRecv> = wild.values().collect();
+    left.sort_by_key(|w| (w.rank, w.line));
+    let mut groups: Vec<(&str, Vec<&WildRecv>)> = Vec::new();
+    for w in left {
+        let why = if w.plain {
+            "a plain liballprof trace does not record the source a wildcard receive matched (trace with `latitude trace`, which writes it)"
+        } else if w.freed {
+            "freed with MPI_Request_free before it completed, so its match is never observed"
+        } else {
+            "never completed before the trace ends"
+        };
+        match groups.iter_mut().find(|(r, _)| *r == why) {
+            Some((_, v)) => v.push(w),
+            None => groups.push((why, vec![w])),
+        }
+    }
+    let n: usize = groups.iter().map(|(_, v)| v.len()).sum();
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(why, v)| {
+            let at: Vec<String> =
+                v.iter().take(4).map(|w| format!("{}:{} ({})", paths.get(w.rank as usize).map(String::as_str).unwrap_or("?"), w.line, w.name)).collect();
+            let more = if v.len() > 4 { format!(" and {} more", v.len() - 4) } else { String::new() };
+            format!("{} {}{more}: {why}", at.join(", "), if v.len() == 1 { "is" } else { "are" })
+        })
+        .collect();
+    format!(
+        "{n} receive{} from MPI_ANY_SOURCE/ANY_TAG could not be resolved; {}; the graph is written with -1 sources (predict and lp need matched messages, simulate matches them as it runs)",
+        if n == 1 { "" } else { "s" },
+        parts.join("; ")
+    )
+}
+
+/// What happened to cancelled requests and polls, for the schedule's notes.
+fn request_notes(stats: &mut ScheduleStats) {
+    let cancelled = stats.cancelled_recvs + stats.cancelled_sends;
+    if cancelled > 0 {
+        stats.notes.push(format!(
+            "{cancelled} cancelled request{} ({} receive{}, {} send{}) removed from the graph: their completion says the cancellation succeeded",
+            if cancelled == 1 { "" } else { "s" },
+            stats.cancelled_recvs,
+            if stats.cancelled_recvs == 1 { "" } else { "s" },
+            stats.cancelled_sends,
+            if stats.cancelled_sends == 1 { "" } else { "s" }
+        ));
+    }
+    if stats.assumed_cancelled > 0 {
+        stats.notes.push(format!(
+            "{} request{} cancelled with MPI_Cancel and never seen completing (freed, or a plain trace that does not record the outcome): assumed cancelled and removed from the graph",
+            stats.assumed_cancelled,
+            if stats.assumed_cancelled == 1 { "" } else { "s" }
+        ));
+    }
+    if stats.polls > 0 {
+        stats.notes.push(format!(
+            "{} polls completed nothing (MPI_Test*/MPI_Iprobe, {} records): their {:.3} ms are MPI time (waiting the model re-creates), not computation",
+            stats.polls,
+            stats.poll_records,
+            stats.poll_ns as f64 / 1e6
+        ));
+    }
 }
 
 /// Builder errors mention raw GOAL tags; say what they stand for.

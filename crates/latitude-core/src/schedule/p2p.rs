@@ -14,10 +14,16 @@
 //!   completion, naming the creating call).
 //! * Probe: its waiting time is dropped (the following receive waits for the message).
 //! * MPI_PROC_NULL peers issue nothing.
+//! * MPI_Cancel: the request's op is removed (turned into a zero-length computation, its
+//!   dependencies kept) when its completion carries `#@ cancelled` — the cancellation
+//!   succeeded; when it is freed without being seen completing, or in a plain trace (which
+//!   cannot say), it is assumed cancelled. A failed cancellation leaves the request as it was.
+//! * Test/Wait calls that complete nothing: their time is MPI time (see `rank.rs`).
 
 use super::comms::Comm;
 use super::rank::{Peer, RankState};
 use super::requests::Persistent;
+use super::WildRecv;
 use crate::error::Result;
 use crate::graph::{Dep, Op, ANY};
 use crate::trace::{Completion, P2p, Record};
@@ -82,11 +88,19 @@ impl RankState<'_, '_> {
         let op = self.add(rec.line, Op::recv(p.bytes, src, tag))?;
         let wild = src == ANY || tag == ANY;
         if wild {
-            self.sh.stats.unresolved_wildcards += 1;
+            self.wild_posted(rec, op);
         } else {
             self.sh.check.recv(src, self.rank, tag, rec.line);
         }
         Ok(Some((op, wild)))
+    }
+
+    /// A receive from ANY_SOURCE/ANY_TAG awaits its `#@ status` (remembered for the note if it
+    /// never comes).
+    fn wild_posted(&mut self, rec: &Record, op: u32) {
+        self.sh.stats.unresolved_wildcards += 1;
+        let w = WildRecv { rank: self.rank, line: rec.line, name: rec.name().to_string(), freed: false, plain: !self.extended };
+        self.sh.wild.insert(op, w);
     }
 
     /// `#@ status src=` is a world rank.
@@ -218,12 +232,13 @@ impl RankState<'_, '_> {
                 self.sh.check.send(self.rank, p.peer, p.tag, rec.line);
                 self.add(rec.line, Op::send(p.bytes, p.peer, p.tag))?
             } else {
+                let op = self.add(rec.line, Op::recv(p.bytes, p.peer, p.tag))?;
                 if p.peer == ANY || p.tag == ANY {
-                    self.sh.stats.unresolved_wildcards += 1;
+                    self.wild_posted(rec, op);
                 } else {
                     self.sh.check.recv(p.peer, self.rank, p.tag, rec.line);
                 }
-                self.add(rec.line, Op::recv(p.bytes, p.peer, p.tag))?
+                op
             };
             if let Some(slot) = self.reqs.persistent(k) {
                 slot.active = Some(op);
@@ -239,15 +254,79 @@ impl RankState<'_, '_> {
         r
     }
 
-    pub(super) fn free(&mut self, rec: &Record, req: u64) {
+    pub(super) fn free(&mut self, rec: &Record, req: u64) -> Result<()> {
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
         match &rec.ext.free {
-            Some(ids) if self.extended => {
-                for &k in ids {
-                    self.reqs.free(k);
+            Some(ids) if self.extended => keys.extend(ids),
+            _ => keys.push(req),
+        }
+        for &k in &keys {
+            // Cancelled, then freed before anyone saw it complete: the trace cannot say
+            // whether the cancellation succeeded. Assume it did (a receive nobody matches
+            // is why one cancels).
+            if self.reqs.take_cancel(k) {
+                if let Some(op) = self.reqs.peek(k) {
+                    self.cancel_op(rec, k, op, true)?;
                 }
             }
-            _ => self.reqs.free(req),
+            if let Some(op) = self.reqs.peek(k) {
+                if let Some(w) = self.sh.wild.get_mut(&op) {
+                    w.freed = true;
+                }
+            }
+            self.reqs.free(k);
         }
+        self.keys = keys;
+        Ok(())
+    }
+
+    /// MPI_Cancel: whether it succeeded shows at the request's completion (`#@ cancelled`);
+    /// a plain trace never says, so there the request is assumed cancelled now.
+    pub(super) fn cancel(&mut self, rec: &Record, req: u64) -> Result<()> {
+        match &rec.ext.cancel {
+            Some(ids) if self.extended => {
+                for &k in ids {
+                    self.reqs.mark_cancel(k);
+                }
+            }
+            _ => {
+                if let Some(op) = self.reqs.peek(req) {
+                    self.cancel_op(rec, req, op, true)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove a cancelled request's op from the graph (it becomes a zero-length computation
+    /// that still joins wherever the request is completed) and from the match check.
+    fn cancel_op(&mut self, rec: &Record, key: u64, op: u32, assumed: bool) -> Result<()> {
+        let r = self.sh.b.cancel(op);
+        let was = self.at(rec.line, r)?;
+        self.reqs.take_wild(key);
+        let counted = match was.kind {
+            crate::graph::Kind::Send => {
+                self.sh.check.retract(self.rank, was.peer, was.tag, true);
+                true
+            }
+            crate::graph::Kind::Recv if self.sh.wild.remove(&op).is_some() => {
+                self.sh.stats.unresolved_wildcards = self.sh.stats.unresolved_wildcards.saturating_sub(1);
+                true
+            }
+            crate::graph::Kind::Recv => {
+                self.sh.check.retract(was.peer, self.rank, was.tag, false);
+                true
+            }
+            crate::graph::Kind::Calc => false, // a collective's request: nothing to take back
+        };
+        match (counted, assumed, was.kind) {
+            (false, _, _) => {}
+            (true, true, _) => self.sh.stats.assumed_cancelled += 1,
+            (true, false, crate::graph::Kind::Send) => self.sh.stats.cancelled_sends += 1,
+            (true, false, _) => self.sh.stats.cancelled_recvs += 1,
+        }
+        Ok(())
     }
 
     /// Wait/Test families.
@@ -273,9 +352,21 @@ impl RankState<'_, '_> {
                 self.resolve_wild(rec, op, comm, s.src, s.tag)?;
             }
         }
+        // Requests whose cancellation succeeded; the others' cancellations failed.
+        for &k in &rec.ext.cancelled {
+            if let Some(op) = self.reqs.peek(k) {
+                self.cancel_op(rec, k, op, false)?;
+            }
+        }
         let mut ops = std::mem::take(&mut self.ops);
         ops.clear();
-        ops.extend(keys.iter().filter_map(|&k| self.reqs.complete(k)));
+        for &k in &keys {
+            self.reqs.take_cancel(k);
+            ops.extend(self.reqs.complete(k));
+        }
+        if ops.is_empty() && what.is_test() || rec.ext.polls.is_some() {
+            self.polled(rec); // a poll that completed nothing: MPI time
+        }
         let r = self.join(rec, &ops);
         self.keys = keys;
         self.ops = ops;
@@ -291,6 +382,7 @@ impl RankState<'_, '_> {
         let t = self.at(rec.line, t)?;
         let r = self.sh.b.resolve_recv(op, src, t);
         self.at(rec.line, r)?;
+        self.sh.wild.remove(&op);
         self.sh.stats.unresolved_wildcards = self.sh.stats.unresolved_wildcards.saturating_sub(1);
         self.sh.check.recv(src, self.rank, t, rec.line);
         Ok(())

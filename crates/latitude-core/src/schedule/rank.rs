@@ -7,6 +7,9 @@
 //! timemult)` with the pending edges, and sets start = te: every gap between handled calls
 //! becomes a calc (zero-length ones included), time inside handled calls is re-created by
 //! the model, and the time of local or unmodelled calls stays in the next computation.
+//! Polls that complete nothing (MPI_Test* without a completion, MPI_Iprobe, folded `#@ polls`
+//! records) are MPI time: their time inside the calls (`busy` for a folded record) is taken
+//! out of the computation they fall in, since the model re-creates the waiting they did.
 
 use super::comms::{Comm, Handles, Unusable};
 use super::requests::{Requests, Stride};
@@ -49,6 +52,8 @@ pub struct RankState<'s, 'o> {
     pub(super) reqs: Requests,
     pub(super) coll_seq: FxMap<u32, u32>,
     start: Option<Time>,
+    /// Time inside polls since the last handled call (ns): not computation.
+    pub(super) polled: i128,
     pub(super) prev: Vec<(u32, Dep)>,
     pub(super) next: Vec<(u32, Dep)>,
     finalized: bool,
@@ -81,6 +86,7 @@ impl<'s, 'o> RankState<'s, 'o> {
             reqs: Requests::new(stride),
             coll_seq: FxMap::default(),
             start: None,
+            polled: 0,
             prev: Vec::new(),
             next: Vec::new(),
             finalized: false,
@@ -132,6 +138,7 @@ impl<'s, 'o> RankState<'s, 'o> {
             self.sh.stats.negative_gaps += 1;
             ns = 0;
         }
+        ns = (ns - std::mem::take(&mut self.polled)).max(0);
         let c = self.add(rec.line, Op::calc(ns as u64))?;
         let (mut next, mut prev) = (std::mem::take(&mut self.next), std::mem::take(&mut self.prev));
         for &(x, d) in &next {
@@ -145,6 +152,19 @@ impl<'s, 'o> RankState<'s, 'o> {
         (self.next, self.prev) = (next, prev);
         self.start = rec.end.or(rec.start);
         Ok(c)
+    }
+
+    /// A poll that completed nothing: its time (inside the calls, for a folded record) is
+    /// MPI time, taken out of the computation it falls in.
+    pub(super) fn polled(&mut self, rec: &Record) {
+        let (n, ns) = match rec.ext.polls {
+            Some(p) => (p.n, Time::scaled(p.busy.0, self.sh.opts.timemult).max(0)),
+            None => (1, self.duration(rec)),
+        };
+        self.polled += ns;
+        self.sh.stats.polls += n;
+        self.sh.stats.poll_records += 1;
+        self.sh.stats.poll_ns += ns as u64;
     }
 
     /// A call Latitude does not model: its time stays computation; reported once per name.
@@ -242,14 +262,15 @@ impl<'s, 'o> RankState<'s, 'o> {
             Call::RecvInit { p, req } => self.init_persistent(rec, &p, req, false)?,
             Call::Start { req } => self.start_persistent(rec, 1, req, false)?,
             Call::Startall { count, reqs } => self.start_persistent(rec, count, reqs, true)?,
-            Call::RequestFree { req } => self.free(rec, req),
-            Call::Cancel { .. } => self.unmodelled(rec, "cancelled operations stay in the graph"),
+            Call::RequestFree { req } => self.free(rec, req)?,
+            Call::Cancel { req } => self.cancel(rec, req)?,
             Call::Complete { what, count, reqs } => self.complete(rec, what, count, reqs)?,
             Call::Probe { comm, .. } => self.probe(rec, &comm)?,
             Call::Sendrecv { send, recv } => self.sendrecv(rec, &send, &recv)?,
             Call::Coll(c) => self.collective(rec, &c)?,
             Call::CommCreate => self.unmodelled(rec, "communicator creation: its internal communication is not modelled"),
             Call::Local => {}
+            Call::Poll => self.polled(rec),
             Call::NotModelled => self.unmodelled(rec, "not modelled"),
             Call::Io => self.unmodelled(rec, "MPI-IO: file access time, kept as computation (collective I/O synchronization is not modelled)"),
             Call::Unknown => self.unmodelled(rec, "unknown call"),

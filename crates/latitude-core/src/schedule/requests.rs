@@ -38,6 +38,8 @@ pub struct Requests {
     persistent: FxMap<u64, Persistent>,
     /// Wildcard receives awaiting their `#@ status` (key → (op, communicator id)).
     wild: FxMap<u64, (u32, u32)>,
+    /// Requests MPI_Cancel was called on whose outcome is not known yet.
+    cancels: FxMap<u64, ()>,
     stride: Stride,
     /// Stride in use until auto-detection decides (8).
     current: u32,
@@ -49,7 +51,7 @@ impl Requests {
             Stride::Fixed(s) => s,
             Stride::Auto => 8,
         };
-        Requests { active: FxMap::default(), persistent: FxMap::default(), wild: FxMap::default(), stride, current }
+        Requests { active: FxMap::default(), persistent: FxMap::default(), wild: FxMap::default(), cancels: FxMap::default(), stride, current }
     }
 
     /// The stride used (Some once fixed or detected).
@@ -85,6 +87,22 @@ impl Requests {
         self.active.remove(&key);
         self.persistent.remove(&key);
         self.wild.remove(&key);
+        self.cancels.remove(&key);
+    }
+
+    /// MPI_Cancel was called on the request: its completion (or its freeing) tells.
+    pub fn mark_cancel(&mut self, key: u64) {
+        self.cancels.insert(key, ());
+    }
+
+    /// Was MPI_Cancel called on the request since it was last issued (and forget it)?
+    pub fn take_cancel(&mut self, key: u64) -> bool {
+        self.cancels.remove(&key).is_some()
+    }
+
+    /// The op of an outstanding request, leaving it outstanding.
+    pub fn peek(&self, key: u64) -> Option<u32> {
+        self.active.get(&key).copied().or_else(|| self.persistent.get(&key).and_then(|p| p.active))
     }
 
     /// An outstanding request (`starting`: a persistent one that can be started).

@@ -111,6 +111,9 @@ pub enum Call {
     CommCreate,
     /// Local bookkeeping (rank/size queries, datatypes, timers, …): its time is computation.
     Local,
+    /// A poll that completes nothing (MPI_Iprobe, MPI_Request_get_status): its time is MPI
+    /// time (waiting the model re-creates), not computation.
+    Poll,
     /// Known but not modelled (RMA, Abort, neighbourhood collectives, …).
     NotModelled,
     /// MPI-IO: file time is the rank's own (kept as computation); reported.
@@ -161,6 +164,7 @@ enum Kind {
     Coll(CollKind, Layout, bool),
     CommCreate,
     Local,
+    Poll,
     NotModelled,
     Io,
 }
@@ -184,13 +188,11 @@ const LOCAL: &[&str] = &[
     "MPI_Free_mem",
     "MPI_Get_address",
     "MPI_Address",
-    "MPI_Iprobe",
     "MPI_Get_count",
     "MPI_Get_elements",
     "MPI_Buffer_attach",
     "MPI_Buffer_detach",
     "MPI_Test_cancelled",
-    "MPI_Request_get_status",
     "MPI_Reduce_local",
     "MPI_Comm_free",
     "MPI_Comm_group",
@@ -364,6 +366,9 @@ fn table() -> &'static Table {
         for n in LOCAL {
             add(n, Kind::Local);
         }
+        for n in ["MPI_Iprobe", "MPI_Request_get_status"] {
+            add(n, Kind::Poll);
+        }
         for n in COMM_CREATE {
             add(n, Kind::CommCreate);
         }
@@ -473,7 +478,7 @@ fn signature(k: Kind) -> String {
             };
             return if nb { format!("{s}:request") } else { s.to_string() };
         }
-        Kind::CommCreate | Kind::Local | Kind::NotModelled | Kind::Io => "",
+        Kind::CommCreate | Kind::Local | Kind::Poll | Kind::NotModelled | Kind::Io => "",
     };
     s.to_string()
 }
@@ -511,6 +516,7 @@ pub fn parse_call(name: &[u8], f: &mut Fields, counts: &mut Vec<u64>, rcounts: &
     let Some(&kind) = table().get(name) else { return Ok(Call::Unknown) };
     let call = match kind {
         Kind::Local => return Ok(Call::Local),
+        Kind::Poll => return Ok(Call::Poll),
         Kind::NotModelled => return Ok(Call::NotModelled),
         Kind::Io => return Ok(Call::Io),
         Kind::CommCreate => return Ok(Call::CommCreate),
@@ -605,7 +611,7 @@ fn parse_fields(kind: Kind, f: &mut Fields, counts: &mut Vec<u64>, rcounts: &mut
             Call::Sendrecv { send: P2p { bytes, peer: dest, tag: stag, comm }, recv: P2p { bytes, peer: src, tag: rtag, comm } }
         }
         Kind::Coll(kind, layout, nb) => Call::Coll(coll(kind, layout, nb, f, counts, rcounts)?),
-        Kind::CommCreate | Kind::Local | Kind::NotModelled | Kind::Io => unreachable!("handled by parse_call"),
+        Kind::CommCreate | Kind::Local | Kind::Poll | Kind::NotModelled | Kind::Io => unreachable!("handled by parse_call"),
     })
 }
 

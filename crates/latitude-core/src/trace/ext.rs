@@ -11,13 +11,16 @@
 //! #@ done 12,15                        requests completed, named by the index of the call
 //!                                      record that created them (0 = the first record)
 //! #@ start 4,5 / #@ free 4 / #@ cancel 9    persistent starts, frees, cancels
+//! #@ cancelled 9                       after a done: request 9's cancellation succeeded
 //! #@ status [call=I] src=S tag=T bytes=B    a wildcard receive's actual source (world rank)
+//! #@ polls n=N busy=US [calls=...]     the call line stands for N unsuccessful polls (the
+//!                                      first's fields, the last's end), US µs inside them
 //! #@ typesizes send=.. recv=..         per-peer type sizes of MPI_Alltoallw
 //! #@ end finalize                      trailer
 //! ```
 //! Unknown keys are ignored so that newer traces still read.
 
-use super::fields::{parse_i64, parse_u64};
+use super::fields::{parse_i64, parse_u64, Time};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommDef {
@@ -38,6 +41,14 @@ pub struct Status {
     pub bytes: u64,
 }
 
+/// `#@ polls`: a record that stands for `n` unsuccessful polls (MPI_Test*, MPI_Iprobe) made
+/// between its start and end time, `busy` of which inside the calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Polls {
+    pub n: u64,
+    pub busy: Time,
+}
+
 /// Extension lines attached to one call record (buffers reused between records).
 #[derive(Clone, Debug, Default)]
 pub struct Ext {
@@ -45,6 +56,9 @@ pub struct Ext {
     pub start: Option<Vec<u64>>,
     pub free: Option<Vec<u64>>,
     pub cancel: Option<Vec<u64>>,
+    /// Requests of `done` whose cancellation succeeded (one `#@ cancelled` line each).
+    pub cancelled: Vec<u64>,
+    pub polls: Option<Polls>,
     pub statuses: Vec<Status>,
     pub comms: Vec<CommDef>,
     pub typesizes: Option<(Vec<u64>, Vec<u64>)>,
@@ -61,6 +75,8 @@ impl Ext {
         self.statuses.clear();
         self.comms.clear();
         self.typesizes = None;
+        self.cancelled.clear();
+        self.polls = None;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -71,6 +87,8 @@ impl Ext {
             && self.statuses.is_empty()
             && self.comms.is_empty()
             && self.typesizes.is_none()
+            && self.cancelled.is_empty()
+            && self.polls.is_none()
     }
 }
 
@@ -187,6 +205,22 @@ fn status(rest: &[u8]) -> Result<Status, String> {
     }
 }
 
+fn polls(rest: &[u8]) -> Result<Polls, String> {
+    let bad = || format!("'#@ polls': expected 'n=N busy=US', got '{}'", String::from_utf8_lossy(rest));
+    let (mut n, mut busy) = (None, None);
+    for t in rest.split(|&c| c == b' ').filter(|t| !t.is_empty()) {
+        if let Some(v) = kv(t, "n") {
+            n = Some(parse_u64(v).filter(|&n| n >= 1).ok_or_else(bad)?);
+        } else if let Some(v) = kv(t, "busy") {
+            busy = Some(Time::parse(v).ok_or_else(bad)?);
+        }
+    }
+    match (n, busy) {
+        (Some(n), Some(busy)) => Ok(Polls { n, busy }),
+        _ => Err(bad()),
+    }
+}
+
 fn u64_list(v: &[u8]) -> Option<Vec<u64>> {
     v.split(|&c| c == b',').map(parse_u64).collect()
 }
@@ -256,6 +290,14 @@ pub fn parse_line(text: &[u8], in_header: bool, header: &mut Header, ext: &mut E
             ext.statuses.push(status(rest)?);
             Ok(Line::Attached)
         }
+        b"cancelled" => {
+            ext.cancelled.push(parse_u64(rest).ok_or("'#@ cancelled': expected one call index")?);
+            Ok(Line::Attached)
+        }
+        b"polls" => {
+            ext.polls = Some(polls(rest)?);
+            Ok(Line::Attached)
+        }
         b"typesizes" => {
             let mut it = rest.split(|&c| c == b' ');
             let s = it.next().and_then(|t| kv(t, "send")).and_then(u64_list);
@@ -296,7 +338,21 @@ mod tests {
         parse_line(b"comm 5 seq=1 world=0,-32766", false, &mut h, &mut e).unwrap();
         assert_eq!(e.comms[0].world, None);
         assert!(matches!(parse_line(b"future-thing 1 2 3", false, &mut h, &mut e).unwrap(), Line::Ignored));
-        for bad in [&b"done 1,x"[..], b"status src=1", b"comm x seq=0 world=0", b"comm 5 seq=0 world=3-1", b"request_size 5"] {
+        parse_line(b"cancelled 9", false, &mut h, &mut e).unwrap();
+        parse_line(b"cancelled 11", false, &mut h, &mut e).unwrap();
+        assert_eq!(e.cancelled, vec![9, 11]);
+        parse_line(b"polls n=3092 busy=230.512 calls=MPI_Testany:2000,MPI_Test:1092", false, &mut h, &mut e).unwrap();
+        assert_eq!(e.polls.map(|p| (p.n, p.busy.0)), Some((3092, Time::parse(b"230.512").unwrap().0)));
+        for bad in [
+            &b"done 1,x"[..],
+            b"status src=1",
+            b"comm x seq=0 world=0",
+            b"comm 5 seq=0 world=3-1",
+            b"request_size 5",
+            b"polls n=0 busy=1.0",
+            b"polls busy=1.0",
+            b"cancelled x",
+        ] {
             assert!(parse_line(bad, false, &mut h, &mut e).is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }

@@ -16,7 +16,7 @@ mod reader;
 mod times;
 
 pub use calls::{known_calls, Call, CollCall, Completion, P2p, SendMode};
-pub use ext::{CommDef, Ext, Header, Status};
+pub use ext::{CommDef, Ext, Header, Polls, Status};
 pub use fields::{CommArg, Time};
 pub use files::{discover, TraceSet};
 pub use reader::{RankReader, Record};

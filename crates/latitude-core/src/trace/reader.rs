@@ -148,6 +148,7 @@ impl<R: Read> RankReader<R> {
                         b"free" => "free",
                         b"cancel" => "cancel",
                         b"status" => "status",
+                        b"cancelled" => "cancelled",
                         _ => continue,
                     };
                     self.check_requests(key, ext)?;
@@ -199,6 +200,13 @@ impl<R: Read> RankReader<R> {
             "start" => &ext.start,
             "free" => &ext.free,
             "cancel" => &ext.cancel,
+            "cancelled" => {
+                let k = *ext.cancelled.last().expect("a cancelled line was just parsed");
+                return match &ext.done {
+                    Some(d) if d.contains(&k) => Ok(()),
+                    _ => Err(self.err(self.line_no, format!("'#@ cancelled {k}': request {k} is not in this call's '#@ done' line (which must come first)"))),
+                };
+            }
             _ => {
                 let s = ext.statuses.last().expect("a status line was just parsed");
                 return match s.call {

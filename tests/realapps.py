@@ -1,0 +1,96 @@
+"""Inputs for the real applications the tests run (Debian's packages, 2 ranks, small):
+HPCC (`hpcc`, HPL N = 1000 on P x Q = 1 x 2) and Quantum ESPRESSO (`pw.x`, an SCF of bulk
+silicon, 2 atoms, with a pseudopotential Debian ships). Each `*_case(dir)` writes the input
+into `dir` and returns the command line (without the launcher) and the working directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+HPCC = shutil.which("hpcc")
+PW = shutil.which("pw.x")
+PSEUDO_DIR = Path("/usr/share/espresso/pseudo")
+SI_PSEUDO = "Si.pz-vbc.UPF"  # quantum-espresso-data, installed with quantum-espresso
+
+# HPL's input with everything HPCC needs; N = 1000 keeps a run to about a second on 2 cores
+HPCCINF = """HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}         Ns
+1            # of NBs
+80           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+1            Ps
+2            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
+"""
+
+SI_SCF = """&control
+  calculation = 'scf'
+  prefix = 'si'
+  outdir = './out'
+  pseudo_dir = '{pseudo}'
+/
+&system
+  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1,
+  ecutwfc = 12.0
+/
+&electrons
+  conv_thr = 1.0d-8
+/
+ATOMIC_SPECIES
+ Si 28.086 {si}
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ 4 4 4 1 1 1
+"""
+
+
+def hpcc_case(d: Path, n: int = 1000) -> tuple[list[str], Path]:
+    """hpcc reads hpccinf.txt from its working directory and writes hpccoutf.txt there."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "hpccinf.txt").write_text(HPCCINF.format(n=n))
+    return [HPCC], d
+
+
+def qe_case(d: Path) -> tuple[list[str], Path]:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "si.in").write_text(SI_SCF.format(pseudo=PSEUDO_DIR, si=SI_PSEUDO))
+    return [PW, "-in", "si.in"], d
+
+
+def have_hpcc() -> bool:
+    return HPCC is not None
+
+
+def have_qe() -> bool:
+    return PW is not None and (PSEUDO_DIR / SI_PSEUDO).is_file()
