@@ -66,7 +66,7 @@ def test_iprobe_polling(ompi_apps, tmp_path):
     traced = trace(tmp_path, launch)
     counts = assert_counts_match(tmp_path, traced.stdout, 2)
     assert counts[0]["MPI_Iprobe"] > 30
-    assert {name for _, name in _polls_records(tmp_path)} <= {"MPI_Iprobe"}
+    assert {name for _, name in _polls_records(tmp_path)} == {"MPI_Iprobe"}  # rank 0 polls ~50x a message
     stats = _schedule(tmp_path)
     assert stats["polls"] >= counts[0]["MPI_Iprobe"] - 30  # the successful ones are MPI time too
     assert stats["unresolved_wildcards"] == 0
@@ -85,4 +85,7 @@ def test_folds_across_buffer_windows(ompi_apps, tmp_path):
     launch = [*ompi(2), ompi_apps / "polls", "--iters", "3000", "--work", "20", "--report-calls"]
     traced = trace(tmp_path, launch, opts=("--buffer", "64KiB"))
     assert_counts_match(tmp_path, traced.stdout, 2)
-    assert _polls_records(tmp_path)
+    _polls_records(tmp_path)  # the format check
+    # the path under test: unsuccessful Test records ("#@ done -") were written, ~20 windows
+    text = "".join(f.read_text() for f in tmp_path.glob("pmpi-trace-rank-*.txt"))
+    assert text.count("\n#@ done -\n") > 10
