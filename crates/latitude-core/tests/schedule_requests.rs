@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use latitude_core::engine::{predict, Plan};
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{Model, Point};
+use latitude_core::net::Flat;
 use latitude_core::schedule::{schedule_path, ScheduleOptions, Scheduled};
 
 fn trace_dir(name: &str, ranks: &[String]) -> PathBuf {
@@ -36,7 +37,7 @@ fn messages(g: &ExecGraph) -> Vec<(u32, u32, u64)> {
 
 fn runtime(mut g: ExecGraph) -> i128 {
     let plan = Plan::prepare(&mut g, Model::default()).unwrap_or_else(|e| panic!("{e}"));
-    predict(&g, &plan, &Point::from_ns([1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap().t
+    predict(&g, &plan, &Flat, &Point::from_ns(&[1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap().t
 }
 
 /// HPCC's ending: a wildcard receive and a persistent wildcard receive are cancelled (their
