@@ -52,8 +52,8 @@ def build_apps(dest: Path, mpicc: str, fortran: str | None = None) -> Path:
     return dest
 
 
-def run(cmd: list[str], timeout: float = TIMEOUT, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env(), timeout=timeout)
+def run(cmd: list[str], timeout: float = TIMEOUT, check: bool = True, cwd=None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env(), timeout=timeout, cwd=cwd)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from latitude.commands.model_args import add_model_args, params_from_args
 from latitude.commands.schedule_args import add_schedule_args, load_graph
 
@@ -50,8 +52,6 @@ def run(args) -> int:
         print_json(out)
         return 0
     if warning:
-        import sys
-
         print(f"latitude: warning: {warning}", file=sys.stderr)
     con = console()
     for table in prediction_tables(pred, graph.info):
