@@ -1,58 +1,38 @@
-"""Real MPI applications from Debian packages, ready to run with 2 ranks in a directory:
-HPCC (a small hpccinf.txt), Quantum ESPRESSO pw.x (Si, 2 atoms, the pseudopotential Debian
-ships in quantum-espresso-data), NetPIPE (netpipe-openmpi) and LAMMPS (lmp, the LJ melt of
-bench/lammps). Each `App` knows its command and writes its inputs; `available()` says what
-is installed."""
+"""Inputs for the real applications the tests run (Debian's packages, 2 ranks, small):
+HPCC (`hpcc`, HPL N = 1000 on P x Q = 1 x 2), Quantum ESPRESSO (`pw.x`, an SCF of bulk
+silicon, 2 atoms, with a pseudopotential Debian ships), NetPIPE (`NPopenmpi`, netpipe-openmpi)
+and LAMMPS (`lmp`, the LJ melt of bench/lammps). Each `*_case(dir)` writes the input into
+`dir` and returns the command line (without the launcher) and the working directory; `APPS`
+names them with what is installed and which output lines legitimately vary."""
 
 from __future__ import annotations
 
-import gzip
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
+HPCC = shutil.which("hpcc")
+PW = shutil.which("pw.x")
+NETPIPE = shutil.which("NPopenmpi")
+LAMMPS = shutil.which("lmp")
 ROOT = Path(__file__).resolve().parent.parent
-SI_PSEUDO = Path("/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz")
+PSEUDO_DIR = Path("/usr/share/espresso/pseudo")
+SI_PSEUDO = "Si.pz-vbc.UPF"  # quantum-espresso-data, installed with quantum-espresso
 
-SI_SCF = """\
- &control
-    calculation = 'scf'
-    prefix = 'si'
-    pseudo_dir = './pseudo'
-    outdir = './tmp'
-    disk_io = 'none'
- /
- &system
-    ibrav = 2, celldm(1) = 10.20, nat = 2, ntyp = 1, ecutwfc = 18.0
- /
- &electrons
-    conv_thr = 1.0d-8
- /
-ATOMIC_SPECIES
- Si 28.086 Si.pz-vbc.UPF
-ATOMIC_POSITIONS alat
- Si 0.00 0.00 0.00
- Si 0.25 0.25 0.25
-K_POINTS automatic
- 4 4 4 1 1 1
-"""
-
-
-def hpccinf(n: int = 1000, nb: int = 80, p: int = 1, q: int = 2) -> str:
-    """HPCC's input: one problem size N, block NB, one P×Q grid (HPL's format; the other
-    benchmarks size themselves from N)."""
-    return f"""HPLinpack benchmark input file
+# HPL's input with everything HPCC needs; N = 1000 keeps a run to about a second on 2 cores
+HPCCINF = """HPLinpack benchmark input file
 Innovative Computing Laboratory, University of Tennessee
 HPL.out      output file name (if any)
 8            device out (6=stdout,7=stderr,file)
 1            # of problems sizes (N)
 {n}         Ns
 1            # of NBs
-{nb}           NBs
+80           NBs
 0            PMAP process mapping (0=Row-,1=Column-major)
 1            # of process grids (P x Q)
-{p}            Ps
-{q}            Qs
+1            Ps
+2            Qs
 16.0         threshold
 1            # of panel fact
 2            PFACTs (0=left, 1=Crout, 2=Right)
@@ -73,50 +53,85 @@ HPL.out      output file name (if any)
 1            Equilibration (0=no,1=yes)
 8            memory alignment in double (> 0)
 ##### This line (no. 32) is ignored (it serves as a separator). ######
-0                               Number of additional problem sizes for PTRANS
-1200 10000 30000                values of N
-0                               number of additional blocking sizes for PTRANS
-40 9 8 13 13 20 16 32 64        values of NB
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
 """
+
+SI_SCF = """&control
+  calculation = 'scf'
+  prefix = 'si'
+  outdir = './out'
+  pseudo_dir = '{pseudo}'
+/
+&system
+  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1,
+  ecutwfc = 12.0
+/
+&electrons
+  conv_thr = 1.0d-8
+/
+ATOMIC_SPECIES
+ Si 28.086 {si}
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ 4 4 4 1 1 1
+"""
+
+
+def hpcc_case(d: Path, n: int = 1000) -> tuple[list[str], Path]:
+    """hpcc reads hpccinf.txt from its working directory and writes hpccoutf.txt there."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "hpccinf.txt").write_text(HPCCINF.format(n=n))
+    return [HPCC], d
+
+
+def qe_case(d: Path) -> tuple[list[str], Path]:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "si.in").write_text(SI_SCF.format(pseudo=PSEUDO_DIR, si=SI_PSEUDO))
+    return [PW, "-in", "si.in"], d
+
+
+def have_hpcc() -> bool:
+    return HPCC is not None
+
+
+def have_qe() -> bool:
+    return PW is not None and (PSEUDO_DIR / SI_PSEUDO).is_file()
+
+
+def netpipe_case(d: Path) -> tuple[list[str], Path]:
+    """Ping-pong up to 2 KiB, 100 round trips per size, no perturbation."""
+    d.mkdir(parents=True, exist_ok=True)
+    return [NETPIPE, "-u", "2048", "-n", "100", "-p", "0", "-o", str(d / "np.out")], d
+
+
+def lammps_case(d: Path) -> tuple[list[str], Path]:
+    """The LJ melt on a 10 x 20 x 20 fcc box (16,000 atoms), 100 steps, no log file."""
+    d.mkdir(parents=True, exist_ok=True)
+    return [LAMMPS, "-in", str(ROOT / "bench/lammps/in.lj"), "-log", "none", "-var", "x", "0.5"], d
 
 
 @dataclass(frozen=True)
 class App:
     name: str
-    program: str  # executable on PATH
-    args: tuple = ()
-    # lines of its stdout that legitimately change from run to run (besides timing lines)
+    case: Callable[[Path], tuple[list[str], Path]]
+    available: Callable[[], bool]
+    # stdout lines that legitimately change from run to run (besides lines reporting times)
     varying: tuple = ()
-
-    def available(self) -> bool:
-        if not shutil.which(self.program):
-            return False
-        return self.name != "qe" or SI_PSEUDO.exists()
-
-    def prepare(self, d: Path) -> list[str]:
-        """Write the inputs into `d` (the run's working directory); the program's argv."""
-        d.mkdir(parents=True, exist_ok=True)
-        if self.name == "hpcc":
-            (d / "hpccinf.txt").write_text(hpccinf())
-        elif self.name == "qe":
-            (d / "pseudo").mkdir(exist_ok=True)
-            (d / "pseudo" / "Si.pz-vbc.UPF").write_bytes(gzip.decompress(SI_PSEUDO.read_bytes()))
-            (d / "si.scf.in").write_text(SI_SCF)
-        return [shutil.which(self.program), *(a.format(dir=d, root=ROOT) for a in self.args)]
 
 
 APPS = {
-    "hpcc": App("hpcc", "hpcc"),
+    "hpcc": App("hpcc", hpcc_case, have_hpcc),
     "qe": App(
         "qe",
-        "pw.x",
-        ("-in", "si.scf.in"),
-        varying=(r"^\s*(Program PWSCF|This run was terminated|Parallel version|Message from routine|Threads)",),
+        qe_case,
+        have_qe,
+        (r"^\s*(Program PWSCF|This run was terminated|Parallel version|Message from routine|Threads)",),
     ),
-    "netpipe": App("netpipe", "NPopenmpi", ("-u", "2048", "-n", "100", "-p", "0", "-o", "{dir}/np.out")),
-    "lammps": App(
-        "lammps",
-        "lmp",
-        ("-in", "{root}/bench/lammps/in.lj", "-log", "none", "-var", "x", "0.5", "-var", "steps", "100"),
-    ),
+    "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None),
+    "lammps": App("lammps", lammps_case, lambda: LAMMPS is not None),
 }

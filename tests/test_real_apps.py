@@ -64,9 +64,9 @@ def trace_and_predict(app, d: Path, machine: Path) -> list[dict]:
     tries; one dict per try: trace, stdout, predict JSON, error."""
     tries = []
     for i in range(3):
-        argv = app.prepare(d)
+        argv, cwd = app.case(d)
         trace = d / f"traces-{i}"
-        latitude("trace", "-o", trace, "--", *launch(d, f"out-trace-{i}"), *argv, cwd=d)
+        latitude("trace", "-o", trace, "--", *launch(d, f"out-trace-{i}"), *argv, cwd=cwd)
         s = predict(trace, machine)
         err = s["runtime_ns"] / s["traced_run"]["runtime_ns"] - 1
         tries.append({"trace": trace, "stdout": outputs(d, f"out-trace-{i}"), "predict": s, "error": err})
@@ -77,7 +77,7 @@ def trace_and_predict(app, d: Path, machine: Path) -> list[dict]:
 
 def injected(app, d: Path, machine: Path, predicted_ns: float):
     """One injected run at ΔL (again once if it misses): (its stdout, summary, error)."""
-    argv = app.prepare(d)
+    argv, cwd = app.case(d)
     for i in range(2):
         run = f"out-inject-{i}"
         proc = latitude(
@@ -90,7 +90,7 @@ def injected(app, d: Path, machine: Path, predicted_ns: float):
             "--",
             *launch(d, run),
             *argv,
-            cwd=d,
+            cwd=cwd,
         )
         s = json.loads(proc.stdout)
         err = predicted_ns / s["runtime_ns"] - 1
@@ -106,7 +106,7 @@ def test_real_application(name, machine, tmp_path):
 
     app = APPS[name]
     if not app.available():
-        pytest.skip(f"{app.program} not installed (scripts/setup installs it)")
+        pytest.skip(f"{name} is not installed (scripts/setup installs it)")
     tries = trace_and_predict(app, tmp_path, machine)
     last = tries[-1]
     summary = "; ".join(
