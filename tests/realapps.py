@@ -7,6 +7,7 @@ names them with what is installed and which output lines legitimately vary."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,10 +123,22 @@ class App:
     available: Callable[[], bool]
     # stdout lines that legitimately change from run to run (besides lines reporting times)
     varying: tuple = ()
+    # a results file the program appends to in its working directory (HPCC's hpccoutf.txt holds
+    # measurements only): the verdicts of its checks (PASSED/FAILED) are the run's results
+    results_file: str | None = None
+
+    def results(self, cwd: Path) -> str:
+        """The verdicts in the results file, which is removed (the next run starts afresh)."""
+        if not self.results_file or not (cwd / self.results_file).exists():
+            return ""
+        f = cwd / self.results_file
+        verdicts = re.findall(r"\b(PASSED|FAILED)\b", f.read_text(errors="replace"))
+        f.unlink()
+        return "".join(f"{self.results_file}: {v}\n" for v in verdicts)
 
 
 APPS = {
-    "hpcc": App("hpcc", hpcc_case, have_hpcc),
+    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt"),
     "qe": App(
         "qe",
         qe_case,

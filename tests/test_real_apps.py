@@ -69,7 +69,8 @@ def trace_and_predict(app, d: Path, machine: Path) -> list[dict]:
         latitude("trace", "-o", trace, "--", *launch(d, f"out-trace-{i}"), *argv, cwd=cwd)
         s = predict(trace, machine)
         err = s["runtime_ns"] / s["traced_run"]["runtime_ns"] - 1
-        tries.append({"trace": trace, "stdout": outputs(d, f"out-trace-{i}"), "predict": s, "error": err})
+        out = outputs(d, f"out-trace-{i}") + app.results(cwd)
+        tries.append({"trace": trace, "stdout": out, "predict": s, "error": err})
         if abs(err) <= PREDICT_BOUND or not s["warnings"]:
             break
     return tries
@@ -93,10 +94,11 @@ def injected(app, d: Path, machine: Path, predicted_ns: float):
             cwd=cwd,
         )
         s = json.loads(proc.stdout)
+        out = outputs(d, run) + app.results(cwd)
         err = predicted_ns / s["runtime_ns"] - 1
         if abs(err) <= INJECT_BOUND:
             break
-    return outputs(d, run), s, err
+    return out, s, err
 
 
 @pytest.mark.parametrize("name", list(APPS))
