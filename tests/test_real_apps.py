@@ -101,12 +101,7 @@ def injected(app, d: Path, machine: Path, predicted_ns: float):
     return out, s, err
 
 
-# HPCC needs `schedule` to drop its cancelled wildcard receives (the tracer engineer's change):
-# it joins the suite when that is on main
-SUITE = [name for name in APPS if name != "hpcc"]
-
-
-@pytest.mark.parametrize("name", SUITE)
+@pytest.mark.parametrize("name", list(APPS))
 def test_real_application(name, machine, tmp_path):
     from latitude.params import Params
     from latitude.validate import OutputCheck
