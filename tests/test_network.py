@@ -259,6 +259,34 @@ def test_engine_equals_lp_per_class_and_per_pair(block, tmp_path):
     assert pairs_compared >= per * 0.7, pairs_compared
 
 
+def test_pairwise_lp_equals_the_engine_up_to_64_ranks(tmp_path):
+    """The issue's bound: per-pair reduced costs equal the engine's λ_L^{ij}, λ_G^{ij} on graphs
+    of up to 64 ranks (random machines of every kind; draws with a tie are passed over)."""
+    compared = []
+    for i in range(12):
+        rng = random.Random(6400 + i)
+        ranks = [64, 48, 32][i % 3]
+        g = latitude.Graph.random(
+            ranks=ranks, rounds=rng.randint(8, 16), seed=6400 + i, max_calc=5000, p_nonblocking=0.3
+        )
+        params = random_machine(rng, ranks, tmp_path, 6400 + i)
+        pred = g.predict(params)
+        if pred.raw["latency_terms_left"] != pred.raw["latency_terms_right"] or pred.lambda_left != pred.lambda_:
+            continue
+        pw = g.lp(params, pairwise=True).solve()
+        t = pred.runtime_ns
+        assert pw["status"] == "optimal" and abs(pw["runtime_ns"] - t) <= 1e-9 * max(t, 1.0), (i, pw["status"])
+        engine = {(r["rank_a"], r["rank_b"]): (r["lambda_L"], r["lambda_G"]) for r in g.pairs(params).rows()}
+        for r in pw["pair_reduced_costs"]:
+            want = engine.get((r["a"], r["b"]), (0, 0))
+            assert abs(r["l"] - want[0]) <= 1e-6 and abs(r["g"] - want[1]) <= 1e-6 * max(1, want[1]), (i, r, want)
+        compared.append(ranks)
+        assert sum(1 for r in pw["pair_reduced_costs"] if r["l"]) >= 3, i  # a path through several pairs
+        if len(compared) >= 4 and 64 in compared:
+            break
+    assert 64 in compared and len(compared) >= 3, compared
+
+
 def test_lambda_per_class_is_the_finite_difference(tmp_path):
     g = latitude.load(os.path.join(latitude.__path__[0], "data", "examples", "halo2d-16.goal"))
     base = machine(tmp_path, FAT_TREE)
