@@ -17,6 +17,7 @@ GOAL = os.path.join(EXAMPLES, "halo2d-16.goal")
 TRACE = os.path.join(ROOT, "tests", "data", "liballprof-bcast")
 JOB = os.path.join(EXAMPLES, "stencil-and-io.job")
 FAT_TREE = os.path.join(EXAMPLES, "machines", "fat-tree-k16.toml")  # a network: named parameters beyond L, G
+DRAGONFLY = os.path.join(EXAMPLES, "machines", "dragonfly-g8.toml")
 
 
 def out(*args) -> dict:
@@ -52,6 +53,11 @@ CASES = {
     ],
     "schedule": [("schedule", TRACE), ("schedule", TRACE, "--no-collectives")],
     "generate": [("generate", JOB)],
+    "pairs": [("pairs", GOAL), ("pairs", GOAL, "--machine", FAT_TREE), ("pairs", TRACE)],
+    "compare": [
+        ("compare", GOAL, "--machine", FAT_TREE, "--machine", DRAGONFLY, "--param", "wire", "--pct", "1,5"),
+        ("compare", GOAL, "--machine", FAT_TREE, "--machine", DRAGONFLY, "--param", "wire", "--range", "274:3500ns"),
+    ],
 }
 
 
