@@ -28,6 +28,27 @@ def test_report_holds_the_numbers_and_nothing_external(tmp_path, examples, cli):
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".latitude-")]
 
 
+def test_report_compares_topologies(tmp_path, examples, cli):
+    """--compare: the table holds each machine's T, λ_wire and largest wire at 1 %, as `compare`
+    computes them; the comparison's figure is one more inline SVG."""
+    goal = os.path.join(examples, "halo2d-16.goal")
+    ft, df = (os.path.join(examples, "machines", f) for f in ("fat-tree-k16.toml", "dragonfly-g8.toml"))
+    out = tmp_path / "r.html"
+    cli("report", goal, "-o", out, "--pct", "1", "--compare", ft, "--compare", df)
+    html = out.read_text()
+    section = html[html.index('id="comparison"') :]
+    section = section[: section.index("</section>")]
+    g = latitude.load(goal, progress=False)
+    for name, m in (("fat-tree-k16", ft), ("dragonfly-g8", df)):
+        params = latitude.Params.from_machine(m)
+        pred = g.predict(params)
+        top = g.tolerance(["1"], param="wire", params=params).max("1")
+        row = section[section.index(f'<td class="l">{name}</td>') :].split("</tr>")[0]
+        assert fmt_time(pred.runtime_ns) in row and f"<td>{pred.lambda_['wire']:,}</td>" in row
+        assert fmt_time(top) in row, row
+    assert html.count("<svg") == 3 and "Topology comparison" in section
+
+
 @pytest.mark.parametrize(
     "args, what",
     [
@@ -35,6 +56,7 @@ def test_report_holds_the_numbers_and_nothing_external(tmp_path, examples, cli):
         (["-o", "{tmp}/r.html", "--map", "L=0:1us"], "--map"),
         (["-o", "{tmp}/r.html", "--pct", "x"], "--pct"),
         (["-o", "{tmp}/r.html", "--range", "5us:1us"], "--range"),
+        (["-o", "{tmp}/r.html", "--compare", "{tmp}/a.toml"], "--compare: give two or more"),
     ],
 )
 def test_bad_report_input_is_one_line(tmp_path, examples, cli, args, what):

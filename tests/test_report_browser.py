@@ -90,6 +90,26 @@ def test_report_renders_in_chromium(browser, tmp_path, examples, cli):
     screenshot(browser, tmp_path, "report.png")
 
 
+def test_topology_comparison_renders_in_chromium(browser, tmp_path, examples, cli):
+    out = tmp_path / "compare.html"
+    goal = os.path.join(examples, "halo2d-16.goal")
+    ft, df = (os.path.join(examples, "machines", f) for f in ("fat-tree-k16.toml", "dragonfly-g8.toml"))
+    cli("report", goal, "-o", out, "--machine", ft, "--compare", ft, "--compare", df, "--pct", "1,5")
+    browser.get(out.as_uri())
+    ids = [s.get_attribute("id") for s in browser.find_elements(By.TAG_NAME, "section")]
+    assert ids == ["prediction", "critical-path", "tolerance", "sensitivity", "ranks", "comparison", "inputs"]
+    rows = browser.find_elements(By.CSS_SELECTOR, "#comparison table tr")
+    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows[1:]] == ["fat-tree-k16", "dragonfly-g8"]
+    assert [h.text for h in rows[0].find_elements(By.TAG_NAME, "th")][-2:] == [
+        "largest wire at 1 %",
+        "largest wire at 5 %",
+    ]
+    svg = browser.find_element(By.CSS_SELECTOR, "#comparison figure.plot svg")
+    assert svg.size["width"] > 600 and svg.is_displayed()
+    assert loaded_nothing(browser)
+    screenshot(browser, tmp_path, "compare-report.png")
+
+
 def test_sweep_report_renders_in_chromium(browser, tmp_path, examples, cli):
     spec = tmp_path / "spec.toml"
     spec.write_text(

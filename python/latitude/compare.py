@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 
 from latitude.errors import InputError
+from latitude.params import Params
 
 
 @dataclass
@@ -82,6 +83,30 @@ def compare(graph, machines: list, param: str, pcts: list, value_range=None) -> 
             sens = graph.sensitivity(lo, hi, param=param, params=params)
         results.append(MachineResult(name, params, pred, tol, sens))
     return Comparison(param, value_range, pcts, results)
+
+
+def comparison(graph, machines: list, param: str, pcts: list, value_range=None) -> Comparison:
+    """`compare` with the curves' range: `value_range`, or by default from the lowest base value
+    to a quarter past the largest tolerance (at least twice every base value)."""
+    if value_range is None:
+        first = compare(graph, machines, param, pcts)
+        bases = [r.params.value(param) for r in first.results]
+        tops = [
+            t["max_ns"] for r in first.results for t in r.tolerance.to_dict()["tolerance"] if t["max_ns"] is not None
+        ]
+        lo = min(bases)
+        hi = max(tops + [b * 2 for b in bases] + [lo + 1.0])
+        value_range = (lo, lo + 1.25 * (hi - lo))
+    return compare(graph, machines, param, pcts, value_range)
+
+
+def load_machines(paths: list) -> list:
+    """(name, Params) per machine file, names made unique with their paths when two files share one."""
+    machines = [(machine_name(m), Params.from_machine(m)) for m in paths]
+    names = [n for n, _ in machines]
+    if len(set(names)) != len(names):
+        machines = [(f"{n} ({m})", p) for (n, p), m in zip(machines, paths)]
+    return machines
 
 
 def machine_name(path: str) -> str:

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from latitude import htmlpage, plots
+from latitude.compare import plot as plot_comparison
 from latitude.htmlpage import Section, esc, figure, key_values, table
 from latitude.report import PATH_COMPONENTS, tolerance_rows
 from latitude.units import fmt_time
@@ -37,6 +38,7 @@ class Context:
     curve_range: object = None  # (lo, hi) ns of L, or a function of the Tolerance giving it
     tolerance_map: object | None = None  # analysis.ToleranceMap, when asked
     version: str = ""
+    comparison: object | None = None  # compare.Comparison over machine files, when asked
     cache: dict = field(default_factory=dict)
 
     def prediction(self):
@@ -162,6 +164,31 @@ def map_section(ctx: Context) -> Section | None:
     return Section("map", "L × G tolerance map", body + figure(plots.map_plot, tmap))
 
 
+def comparison_section(ctx: Context) -> Section | None:
+    cmp = ctx.comparison
+    if cmp is None:
+        return None
+    first = cmp.results[0].params
+    fx = fmt_time if first.kind(cmp.param) == "time" else (lambda x: f"{x:.6g} ns/B")
+    rows = []
+    for r in cmp.results:
+        tols = ["unbounded" if t["max_ns"] is None else fx(t["max_ns"]) for t in r.tolerance.to_dict()["tolerance"]]
+        net = r.params.machine.describe(short=True) if r.params.machine else "flat network"
+        lam = r.prediction.lambda_.get(cmp.param, 0)
+        rows.append((r.name, net, fx(r.params.value(cmp.param)), fmt_time(r.prediction.runtime_ns), f"{lam:,}", *tols))
+    headers = ["machine", "network", cmp.param, "T", f"λ_{cmp.param}"] + [
+        f"largest {cmp.param} at {float(p):g} %" for p in cmp.pcts
+    ]
+    body = (
+        f"<p>The same workload on {len(cmp.results)} machine files: T at each machine's own values, the links of "
+        f"class {esc(cmp.param)} crossed on the critical path (λ), and the largest {esc(cmp.param)} keeping each "
+        "machine within x % of its own T, the other parameters fixed (exact).</p>"
+        + table(headers, rows, left=2)
+        + figure(plot_comparison, cmp, caption=f"Runtime and slowdown against {cmp.param}, one curve per machine.")
+    )
+    return Section("comparison", "Topology comparison", body)
+
+
 def decomposition_section(ctx: Context) -> Section | None:
     """The runtime's decomposition (issue 20) will go here; nothing to show until it exists."""
     return None
@@ -193,6 +220,7 @@ SECTIONS = [
     sensitivity_section,
     ranks_section,
     map_section,
+    comparison_section,
     decomposition_section,
     inputs_section,
 ]

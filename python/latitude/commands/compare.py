@@ -50,19 +50,15 @@ def run(args) -> int:
 
     from latitude.commands.model_args import with_sets
     from latitude.commands.tolerance import parse_pcts
-    from latitude.compare import compare, machine_name, plot
+    from latitude.compare import comparison, load_machines, plot
     from latitude.errors import InputError
-    from latitude.params import Params
     from latitude.report import console, print_json, write_csv_rows
     from latitude.units import fmt_time, parse_range
 
     if len(args.machine) < 2:
         raise InputError("--machine", "give two or more machine files to compare")
     pcts = parse_pcts(args.pct)
-    machines = [(machine_name(m), with_sets(Params.from_machine(m), args.set)) for m in args.machine]
-    names = [n for n, _ in machines]
-    if len(set(names)) != len(names):
-        machines = [(f"{n} ({m})", p) for (n, p), m in zip(machines, args.machine)]
+    machines = [(name, with_sets(p, args.set)) for name, p in load_machines(args.machine)]
     graph = load_graph(args)
     first = machines[0][1]
     for _, p in machines:
@@ -71,18 +67,8 @@ def run(args) -> int:
                 p.machine.source if p.machine else "--machine",
                 f"no parameter {args.param!r} to compare (its parameters: {', '.join(p.names)})",
             )
-    if args.range:
-        rng = parse_range(args.range, "--range", lambda t, w: first.parse(args.param, t, w))
-    else:
-        cmp0 = compare(graph, machines, args.param, pcts)
-        bases = [r.params.value(args.param) for r in cmp0.results]
-        tops = [
-            r["max_ns"] for c in cmp0.results for r in c.tolerance.to_dict()["tolerance"] if r["max_ns"] is not None
-        ]
-        lo = min(bases)
-        hi = max(tops + [b * 2 for b in bases] + [lo + 1.0])
-        rng = (lo, lo + 1.25 * (hi - lo))
-    cmp = compare(graph, machines, args.param, pcts, rng)
+    rng = parse_range(args.range, "--range", lambda t, w: first.parse(args.param, t, w)) if args.range else None
+    cmp = comparison(graph, machines, args.param, pcts, rng)
     written = []
     if args.plot:
         written += plot(cmp, args.plot)

@@ -28,6 +28,15 @@ def register(sub) -> None:
     )
     p.add_argument("--map", metavar="L=A:B,G=C:D", help="add the joint L × G tolerance map on this window")
     p.add_argument("--resolution", type=int, default=64, metavar="N", help="G grid points of --map (default 64)")
+    p.add_argument(
+        "--compare",
+        action="append",
+        metavar="TOML",
+        help="add a topology comparison: the input on this machine file (repeat: two or more; docs/network.md)",
+    )
+    p.add_argument(
+        "--compare-param", default="wire", metavar="NAME", help="parameter the comparison varies (default wire)"
+    )
     p.add_argument("--title", help="page title (default: the input's name)")
     add_model_args(p, output_o=True)
     p.set_defaults(func=run)
@@ -36,6 +45,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from latitude import __version__
     from latitude.commands.tolerance import curve_range, default_range, parse_map, parse_pcts
+    from latitude.compare import comparison, load_machines
+    from latitude.errors import InputError
     from latitude.graph_report import Context, write_report
     from latitude.report import console
     from latitude.units import parse_range, parse_time
@@ -49,9 +60,15 @@ def run(args) -> int:
         axes, ranges = parse_map(args.map, params)
         ranges = [r if r is not None else default_range(graph, params, n, pcts) for n, r in zip(axes, ranges)]
         tmap = graph.tolerance_map(ranges[0], ranges[1], pcts, args.resolution, params=params, axes=axes)
+    cmp = None
+    if args.compare:
+        if len(args.compare) < 2:
+            raise InputError("--compare", "give two or more machine files to compare")
+        cmp = comparison(graph, load_machines(args.compare), args.compare_param, pcts)
     inputs = [("graph", args.graph)] + ([("machine", args.machine)] if args.machine else [])
+    inputs += [("compared machine", m) for m in args.compare or ()]
     command = "latitude " + shlex.join(sys.argv[1:])
-    ctx = Context(graph, params, pcts, command, inputs, rng, tmap, __version__)
+    ctx = Context(graph, params, pcts, command, inputs, rng, tmap, __version__, comparison=cmp)
     title = args.title or f"Latitude report: {os.path.basename(os.path.normpath(args.graph))}"
     write_report(ctx, args.output, title)
     console().print(f"wrote {args.output}")
