@@ -4,50 +4,12 @@
 #include "ij_fortran.h"
 
 #ifdef IJ_FORTRAN
-#include <dlfcn.h>
 #include <stdlib.h>
 
 /* ---- conversions ---- */
-static const void *common_block(const char *name)
-{
-    return dlsym(RTLD_DEFAULT, name); /* Open MPI's Fortran sentinels live in libmpi */
-}
-
-void *ij_fbuf(const void *buf)
-{
-    static const void *in_place, *bottom;
-    static int init;
-    if (!init) {
-        in_place = common_block("mpi_fortran_in_place_");
-        bottom = common_block("mpi_fortran_bottom_");
-        init = 1;
-    }
-    if (buf && buf == in_place)
-        return MPI_IN_PLACE;
-    if (buf && buf == bottom)
-        return MPI_BOTTOM;
-    return (void *)buf;
-}
-
-static int status_ignored(const F *f)
-{
-    static const void *ign;
-    if (!ign)
-        ign = common_block("mpi_fortran_status_ignore_");
-    return (const void *)f == ign;
-}
-
-static int statuses_ignored(const F *f)
-{
-    static const void *ign;
-    if (!ign)
-        ign = common_block("mpi_fortran_statuses_ignore_");
-    return (const void *)f == ign;
-}
-
 MPI_Status *ij_fstatus_in(struct ij_fstatus *s, F *f)
 {
-    s->f = status_ignored(f) ? NULL : f;
+    s->f = fs_status_ignored(f) ? NULL : f;
     return s->f ? &s->c : MPI_STATUS_IGNORE;
 }
 
@@ -61,7 +23,7 @@ MPI_Request *ij_farray_in(struct ij_farray *a, int n, F *freqs, F *fsts)
 {
     a->n = n;
     a->freqs = freqs;
-    a->fsts = fsts && !statuses_ignored(fsts) ? fsts : NULL;
+    a->fsts = fsts && !fs_statuses_ignored(fsts) ? fsts : NULL;
     int big = n > 16;
     a->reqs = big ? malloc(sizeof *a->reqs * (size_t)n) : a->small;
     a->sts = big && a->fsts ? malloc(sizeof *a->sts * (size_t)n) : a->ssmall;

@@ -11,6 +11,7 @@
 #ifndef IJ_FORTRAN_H
 #define IJ_FORTRAN_H
 
+#include "fsentinel.h"
 #include "ij.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -32,8 +33,12 @@ typedef MPI_Fint F;
 #define FG(x) PMPI_Group_f2c(*(x))
 #define FI(x) PMPI_Info_f2c(*(x))
 
-/* MPI_IN_PLACE and MPI_BOTTOM (Open MPI's Fortran common blocks) -> C */
-void *ij_fbuf(const void *buf);
+/* MPI_IN_PLACE and MPI_BOTTOM (Open MPI's Fortran common blocks) -> C, as a buffer the C
+ * wrappers take (fsentinel.c, shared with the tracer) */
+static inline void *ij_fbuf(const void *buf)
+{
+    return (void *)fs_buf(buf);
+}
 
 /* One status: C storage for a Fortran status argument (NULL-safe for MPI_STATUS_IGNORE). */
 struct ij_fstatus {

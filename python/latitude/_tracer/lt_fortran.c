@@ -22,43 +22,6 @@ lt_ffn lt_fsym(const char *name)
     return fn;
 }
 
-static const void *sentinel(const char *name)
-{
-    return dlsym(RTLD_DEFAULT, name); /* Open MPI's Fortran common blocks, in libmpi */
-}
-
-const void *lt_fbuf(const void *buf)
-{
-    static const void *in_place, *bottom;
-    static int init;
-    if (!init) {
-        in_place = sentinel("mpi_fortran_in_place_");
-        bottom = sentinel("mpi_fortran_bottom_");
-        init = 1;
-    }
-    if (buf && buf == in_place)
-        return MPI_IN_PLACE;
-    if (buf && buf == bottom)
-        return MPI_BOTTOM;
-    return buf;
-}
-
-int lt_fstatus_ignored(const F *st)
-{
-    static const void *ign;
-    if (!ign)
-        ign = sentinel("mpi_fortran_status_ignore_");
-    return (const void *)st == ign;
-}
-
-int lt_fstatuses_ignored(const F *st)
-{
-    static const void *ign;
-    if (!ign)
-        ign = sentinel("mpi_fortran_statuses_ignore_");
-    return (const void *)st == ign;
-}
-
 F *lt_fcomp_begin(struct lt_fcomp *f, F *reqs, int n, F *st, int many)
 {
     f->on = lt_active();
@@ -74,7 +37,7 @@ F *lt_fcomp_begin(struct lt_fcomp *f, F *reqs, int n, F *st, int many)
         f->slots[i] = &reqs[i];
     }
     lt_comp_init(&f->c, f->h, f->slots, n);
-    if (lt_reqs_status_needed && (many ? lt_fstatuses_ignored(st) : lt_fstatus_ignored(st)))
+    if (lt_reqs_status_needed && (many ? fs_statuses_ignored(st) : fs_status_ignored(st)))
         f->fst = malloc(sizeof(F) * LT_F_STATUS * (size_t)(many && n ? n : 1));
     return f->fst;
 }

@@ -10,6 +10,7 @@
 #ifndef LT_FORTRAN_H
 #define LT_FORTRAN_H
 
+#include "fsentinel.h"
 #include "lt_log.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -35,10 +36,6 @@ lt_ffn lt_fsym(const char *name);
     F_ALIAS1(mpi_##low##_, UP)                                                                 \
     F_ALIAS1(mpi_##low##_, ompi_##low##_f)
 
-/* Fortran sentinels (MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE) -> C meaning */
-const void *lt_fbuf(const void *buf);
-int lt_fstatus_ignored(const MPI_Fint *st);   /* MPI_STATUS_IGNORE */
-int lt_fstatuses_ignored(const MPI_Fint *st); /* MPI_STATUSES_IGNORE */
 /* Open MPI's Fortran MPI_STATUS_SIZE: the C MPI_Status in Fortran integers */
 #define LT_F_STATUS ((sizeof(MPI_Status) + sizeof(MPI_Fint) - 1) / sizeof(MPI_Fint))
 

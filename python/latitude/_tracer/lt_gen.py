@@ -348,7 +348,7 @@ class Wrapper:
         if self.lang.fortran:
             self.pre += [
                 f"int lt_wild = lt_active() && lt_is_wild({src}, {tag});",
-                f"MPI_Fint lt_ftmp[LT_F_STATUS], *lt_fst = lt_wild && lt_fstatus_ignored(f_{st}) ? lt_ftmp : f_{st};",
+                f"MPI_Fint lt_ftmp[LT_F_STATUS], *lt_fst = lt_wild && fs_status_ignored(f_{st}) ? lt_ftmp : f_{st};",
                 "MPI_Status lt_cst;",
             ]
             self.args[st] = "lt_fst"
@@ -516,7 +516,7 @@ def f_local(p: Param) -> str:
     if p.c_only:
         return f"{p.decl} = NULL;"
     if p.buffer:
-        return f"const void *{p.name} = lt_fbuf(f_{p.name});"
+        return f"const void *{p.name} = fs_buf(f_{p.name});"
     if not p.pointer:
         if p.base in INT_TYPES:
             return f"{p.base} {p.name} = *f_{p.name};"
