@@ -63,13 +63,7 @@ impl<const K: usize> Domain for Full<K> {
     }
     #[inline(always)]
     fn add_to(&mut self, r: &mut Tv<K>, a: &Lin) {
-        r.t += a.c * self.scale;
-        for i in 0..a.n as usize {
-            let (k, ak) = (a.k[i] as usize, a.a[i]);
-            r.t += ak as i128 * self.pt.theta[k];
-            r.hi[k] += ak;
-        }
-        r.lat += a.lat;
+        add_cost(&mut r.t, &mut r.hi, &mut r.lat, a, &self.pt, self.scale);
     }
     #[inline(always)]
     fn max(&mut self, c: &[Tv<K>]) -> (Tv<K>, usize) {
@@ -106,6 +100,19 @@ impl<const K: usize> Domain for Full<K> {
             }
         }
     }
+}
+
+/// One affine cost added to a time, its slopes (the largest in the first pass, the smallest
+/// in the second: adding is the same for both) and its count of message-latency terms.
+#[inline(always)]
+fn add_cost<const K: usize>(t: &mut i128, slopes: &mut [u64; K], lat: &mut u64, a: &Lin, pt: &Point, scale: i128) {
+    *t += a.c * scale;
+    for i in 0..a.n as usize {
+        let (k, ak) = (a.k[i] as usize, a.a[i]);
+        *t += ak as i128 * pt.theta[k];
+        slopes[k] += ak;
+    }
+    *lat += a.lat;
 }
 
 /// Combine two values of equal time: the largest slopes, and whether the paths differ.
@@ -155,13 +162,7 @@ impl<const K: usize> Domain for Left<K> {
     }
     #[inline]
     fn add_to(&mut self, r: &mut Lo<K>, a: &Lin) {
-        r.t += a.c * self.scale;
-        for i in 0..a.n as usize {
-            let (k, ak) = (a.k[i] as usize, a.a[i]);
-            r.t += ak as i128 * self.pt.theta[k];
-            r.lo[k] += ak;
-        }
-        r.lat += a.lat;
+        add_cost(&mut r.t, &mut r.lo, &mut r.lat, a, &self.pt, self.scale);
     }
     #[inline]
     fn max(&mut self, c: &[Lo<K>]) -> (Lo<K>, usize) {
