@@ -8,7 +8,7 @@ exit 0, or exactly one line `latitude...` on stderr with exit 2. Anything else (
 a signal, a hang, a memory blow-up, another exit status) is a failure; the case's input is
 kept in --keep and the command to replay it printed.
 
-    python3 tests/fuzz.py --seconds 120                 # CI (random seed, printed)
+    python3 tests/fuzz.py --seconds 120                 # random seed, printed (CI seeds from the commit)
     python3 tests/fuzz.py --seed 7 --case 41            # replay one case
 """
 
