@@ -17,7 +17,7 @@ from typing import Callable
 
 from latitude.errors import InputError
 from latitude.formats import foreign
-from latitude.graph import Graph, Prediction
+from latitude.graph import LGRAPH_MAGIC, Graph, Prediction
 from latitude.traces import ScheduleOptions
 
 __all__ = ["KINDS", "Graph", "InputKind", "LoadOptions", "Prediction", "load", "sniff"]
@@ -34,6 +34,8 @@ class LoadOptions:
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     seed: int = 1
     max_ops: int | None = None  # job files: refuse a larger graph (None: what memory holds)
+    cache: bool = False
+    """Keep a binary copy of a GOAL file next to it (`PATH.lgraph`) and map it while valid."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,13 @@ def _is_trace(path: str, head: bytes | None) -> bool:
     return first.startswith(b"#") or first.startswith(b"MPI_")
 
 
+def _is_lgraph(path: str, head: bytes | None) -> bool:
+    """Latitude's binary graph, by its magic bytes (whatever the file's name)."""
+    return head is not None and head.startswith(LGRAPH_MAGIC)
+
+
 KINDS: list[InputKind] = [
+    InputKind("lgraph", _is_lgraph, lambda path, o: Graph.from_lgraph(path)),
     InputKind(
         "foreign trace",
         lambda path, head: foreign.kind(path) is not None,
@@ -82,7 +90,11 @@ KINDS: list[InputKind] = [
         lambda path, o: Graph.from_job(path, seed=o.seed, coll=o.schedule.coll, progress=o.progress, max_ops=o.max_ops),
     ),
     InputKind("trace", _is_trace, lambda path, o: Graph.from_trace(path, o.schedule, o.progress)),
-    InputKind("goal", lambda path, head: True, lambda path, o: Graph.from_goal(path, o.progress)),
+    InputKind(
+        "goal",
+        lambda path, head: True,
+        lambda path, o: (Graph.cached_goal if o.cache else Graph.from_goal)(path, o.progress),
+    ),
 ]
 
 
@@ -103,14 +115,20 @@ def sniff(path: str) -> InputKind:
 
 
 def load(
-    path: str, progress: bool = True, schedule: ScheduleOptions | None = None, seed: int = 1, max_ops: int | None = None
+    path: str,
+    progress: bool = True,
+    schedule: ScheduleOptions | None = None,
+    seed: int = 1,
+    max_ops: int | None = None,
+    cache: bool = False,
 ) -> Graph:
-    """The graph of a GOAL file, a liballprof trace (directory or rank-0 file; converted with
-    `schedule`) or a job file (generated with `seed`, and `schedule.coll` for collective
-    motifs without alg=; refused if its graph would exceed `max_ops`, by default what the
-    available memory holds)."""
+    """The graph of an .lgraph file (mapped), a GOAL file (through a binary kept next to it
+    with `cache`), a liballprof trace (directory or rank-0 file; converted with `schedule`)
+    or a job file (generated with `seed`, and `schedule.coll` for collective motifs without
+    alg=; refused if its graph would exceed `max_ops`, by default what the available memory
+    holds)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
-    options = LoadOptions(progress, schedule or ScheduleOptions(), seed, max_ops)
+    options = LoadOptions(progress, schedule or ScheduleOptions(), seed, max_ops, cache)
     return sniff(path).load(path, options)

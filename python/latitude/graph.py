@@ -28,6 +28,8 @@ from latitude.units import fmt_size, fmt_time
 
 # Inputs at least this large get a progress bar while loading or scheduling.
 PROGRESS_BYTES = 64 << 20
+# The first bytes of an .lgraph file (docs/graph-format.md).
+LGRAPH_MAGIC = b"\x89LGRAPH\n"
 
 
 def _uses_lp(method: str) -> bool:
@@ -141,6 +143,32 @@ class Graph:
         return cls(_core.Graph.load_goal(path), path)
 
     @classmethod
+    def from_lgraph(cls, path: str) -> Graph:
+        """Map an .lgraph file (checked, not parsed: docs/graph-format.md)."""
+        path = _exists(path)
+        return cls(_core.Graph.load_lgraph(path), path)
+
+    @classmethod
+    def cached_goal(cls, path: str, progress: bool = True) -> Graph:
+        """A GOAL file through the binary kept next to it (`PATH.lgraph`): mapped while its
+        recorded size and modification time match the GOAL file's, else the GOAL is read and
+        the binary (re)written. A file of that name that is not an .lgraph is left alone, and
+        a directory that cannot be written to just means no cache."""
+        path = _exists(path)
+        cache = path + ".lgraph"
+        key = _core.lgraph_key([path])
+        handle = _core.Graph.load_lgraph_if_key(cache, key) if key else None
+        if handle is not None:
+            return cls(handle, path)
+        graph = cls.from_goal(path, progress)
+        if key and (not os.path.exists(cache) or _core.is_lgraph(cache)):
+            try:
+                graph._h.write_lgraph(cache, key)
+            except InputError:
+                pass
+        return graph
+
+    @classmethod
     def from_trace(
         cls, path: str, options: ScheduleOptions | None = None, progress: bool = True, timeline: str | None = None
     ) -> Graph:
@@ -229,6 +257,15 @@ class Graph:
         """GOAL text at `path`, installed atomically (a killed run leaves the old file)."""
         with atomic(path, "GOAL file") as tmp:
             self._h.write_goal(tmp)
+
+    def write_lgraph(self, path: str) -> None:
+        """The graph as .lgraph (binary, mapped when loaded: docs/graph-format.md)."""
+        self._h.write_lgraph(os.fspath(path))
+
+    def write(self, path: str) -> None:
+        """.lgraph if `path` ends in .lgraph, else GOAL text (either written atomically)."""
+        path = os.fspath(path)
+        (self.write_lgraph if path.endswith(".lgraph") else self.write_goal)(path)
 
     def arrays(self) -> dict:
         return self._h.arrays()

@@ -21,7 +21,7 @@ use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{p, Model, NPARAM, TICKS_PER_NS};
 use latitude_core::net::Routes;
 use latitude_core::schedule::{self, MpiFlavor, ScheduleOptions, ScheduleStats};
-use latitude_core::{goal, lp, Error};
+use latitude_core::{goal, lgraph, lp, Error};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -153,6 +153,25 @@ impl Graph {
 
     fn write_goal(&self, py: Python<'_>, path: String) -> PyResult<()> {
         py.detach(|| goal::write_goal(&self.inner.lock().unwrap().g, &path)).map_err(|e| input_error(py, e))
+    }
+
+    /// Load an `.lgraph` file (mapped, checked, not parsed).
+    #[staticmethod]
+    fn load_lgraph(py: Python<'_>, path: String) -> PyResult<Graph> {
+        py.detach(|| lgraph::read(&path)).map(wrap).map_err(|e| input_error(py, e))
+    }
+
+    /// The graph in the `.lgraph` file at `path` if it is intact and was written with `key`,
+    /// else None.
+    #[staticmethod]
+    fn load_lgraph_if_key(py: Python<'_>, path: String, key: u64) -> Option<Graph> {
+        py.detach(|| lgraph::read_if_key(&path, key)).map(wrap)
+    }
+
+    /// Write the graph as `.lgraph` (atomically); `key` (0: none) names what it was made from.
+    #[pyo3(signature = (path, key=0))]
+    fn write_lgraph(&self, py: Python<'_>, path: String, key: u64) -> PyResult<()> {
+        py.detach(|| lgraph::write(&self.inner.lock().unwrap().g, &path, key)).map_err(|e| input_error(py, e))
     }
 
     /// Size and shape: ranks, vertices, edges, messages, bytes, order, wildcards, source.
@@ -453,7 +472,7 @@ impl Graph {
             d.set_item("edges", edges)?;
         }
         if let Some(src) = g.source() {
-            d.set_item("line", src.line.clone().into_pyarray(py))?;
+            d.set_item("line", src.line.to_vec().into_pyarray(py))?;
         }
         let _ = Kind::Calc;
         Ok(d)
@@ -461,6 +480,21 @@ impl Graph {
 }
 
 /// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
+/// Cache key of a graph made from `paths` (files, or directories of files) with options
+/// `extra`: their sizes and modification times. None if a path is missing.
+#[pyfunction]
+#[pyo3(signature = (paths, extra=b"".to_vec()))]
+fn lgraph_key(paths: Vec<String>, extra: Vec<u8>) -> Option<u64> {
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    lgraph::cache_key(&refs, &extra)
+}
+
+/// Is this file an `.lgraph` (by its magic bytes)?
+#[pyfunction]
+fn is_lgraph(path: &str) -> bool {
+    lgraph::is_lgraph(path)
+}
+
 fn ticks(ns: f64) -> i128 {
     (ns * TICKS_PER_NS as f64).round() as i128
 }
@@ -596,6 +630,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Graph>()?;
     m.add_class::<Config>()?;
     m.add_class::<config::Machine>()?;
+    m.add_function(wrap_pyfunction!(lgraph_key, m)?)?;
+    m.add_function(wrap_pyfunction!(is_lgraph, m)?)?;
     m.add_function(wrap_pyfunction!(synth::generate_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::check_job, m)?)?;
     m.add_function(wrap_pyfunction!(synth::available_memory, m)?)?;

@@ -17,6 +17,7 @@ COMMANDS = [
     "compare",
     "simulate",
     "generate",
+    "convert",
     "calibrate",
     "inject",
     "validate",

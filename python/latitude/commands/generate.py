@@ -19,7 +19,12 @@ def register(sub) -> None:
         "the plan --check prints.",
     )
     p.add_argument("job", help="job file")
-    p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (streamed)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the graph: binary .lgraph if FILE ends in .lgraph (fast to load), else GOAL text",
+    )
     p.add_argument(
         "--seed", type=int, default=1, metavar="N", help="seed of the compute motifs' distributions (default 1)"
     )
@@ -52,7 +57,7 @@ def run(args) -> int:
     graph = Graph.from_job(args.job, seed=args.seed, coll=args.coll, max_ops=args.max_ops)
     elapsed = time.perf_counter() - t
     if args.output:
-        graph.write_goal(args.output)
+        graph.write(args.output)
     report = graph.report
     if args.json:
         out = report.to_dict()

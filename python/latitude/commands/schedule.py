@@ -18,7 +18,12 @@ def register(sub) -> None:
         "calls that are not modelled (their time stays computation) follow on stderr.",
     )
     p.add_argument("traces", help="trace directory or the rank-0 trace file")
-    p.add_argument("-o", "--output", metavar="GOAL", help="write the graph as GOAL text (LogGOPSim's format)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the graph: binary .lgraph if FILE ends in .lgraph (fast to load), else GOAL text",
+    )
     p.add_argument(
         "--timeline",
         metavar="OUT.json",
@@ -45,7 +50,7 @@ def run(args) -> int:
     refuse_inputs(args, args.traces, trace_pattern(graph))
     report = graph.report
     if args.output:
-        graph.write_goal(args.output)
+        graph.write(args.output)
     if args.json:
         out = report.to_dict()
         out["output"] = args.output

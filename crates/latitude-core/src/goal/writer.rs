@@ -3,17 +3,19 @@
 //! labelled `l1, l2, …` in source order, then that rank's dependency lines, then `}`.
 //! Optional fields are written only when set (tag always, as Schedgen does).
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::{Dep, ExecGraph, Kind, ANY};
+use crate::output::atomic_write;
 
+/// Write `g` as GOAL text to `path` (atomically).
 pub fn write_goal(g: &ExecGraph, path: &str) -> Result<()> {
-    let f = File::create(path).map_err(|e| Error::io(path, &e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    write_goal_to(g, &mut w).map_err(|e| Error::io(path, &e))?;
-    w.flush().map_err(|e| Error::io(path, &e))
+    atomic_write(path, |f| {
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write_goal_to(g, &mut w)?;
+        w.flush()
+    })
 }
 
 pub fn write_goal_to<W: Write>(g: &ExecGraph, w: &mut W) -> std::io::Result<()> {

@@ -311,20 +311,20 @@ impl GraphBuilder {
         };
         let mut g = ExecGraph {
             num_ranks: self.num_ranks,
-            kind: std::mem::take(&mut self.kind),
-            rank: std::mem::take(&mut self.rank),
-            local: std::mem::take(&mut self.local),
-            val: std::mem::take(&mut self.val),
-            peer: std::mem::take(&mut self.peer),
-            tag: std::mem::take(&mut self.tag),
-            cpu: std::mem::take(&mut self.cpu),
-            nic: std::mem::take(&mut self.nic),
-            pred_off,
-            pred,
-            partner,
+            kind: std::mem::take(&mut self.kind).into(),
+            rank: std::mem::take(&mut self.rank).into(),
+            local: std::mem::take(&mut self.local).into(),
+            val: std::mem::take(&mut self.val).into(),
+            peer: std::mem::take(&mut self.peer).into(),
+            tag: std::mem::take(&mut self.tag).into(),
+            cpu: std::mem::take(&mut self.cpu).into(),
+            nic: std::mem::take(&mut self.nic).into(),
+            pred_off: pred_off.into(),
+            pred: pred.into(),
+            partner: partner.into(),
             order: kind,
             wildcards: self.wildcards,
-            source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line) }),
+            source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line).into() }),
         };
         if let Some(perm) = perm {
             order::apply_permutation(&mut g, &perm);
@@ -336,7 +336,7 @@ impl GraphBuilder {
     fn label(&self, v: u32) -> Option<String> {
         let path = self.path.as_ref()?;
         let line = *self.line.get(v as usize)?;
-        SourceMap { path: path.clone(), line: Vec::new() }.labels(&[line]).pop().flatten()
+        SourceMap { path: path.clone(), line: Default::default() }.labels(&[line]).pop().flatten()
     }
 
     fn error_at(&self, file: &str, line: u64, msg: String) -> Error {
@@ -352,7 +352,7 @@ impl GraphBuilder {
     fn cycle_error(&self, cycle: &[u32]) -> Error {
         let path = self.path.clone().unwrap_or_default();
         let lines: Vec<u32> = cycle.iter().map(|&v| self.line.get(v as usize).copied().unwrap_or(0)).collect();
-        let labels = if path.is_empty() { vec![None; cycle.len()] } else { SourceMap { path: path.clone(), line: Vec::new() }.labels(&lines) };
+        let labels = if path.is_empty() { vec![None; cycle.len()] } else { SourceMap { path: path.clone(), line: Default::default() }.labels(&lines) };
         let shown = 8.min(cycle.len());
         let mut parts: Vec<String> = (0..shown)
             .map(|i| {

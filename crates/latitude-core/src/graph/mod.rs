@@ -11,12 +11,14 @@
 //! (`OrderKind::AnyProtocol`). Engine plans check and, where a model needs it, re-order
 //! (see `order.rs`).
 
+mod arr;
 mod builder;
 mod deps;
 pub(crate) mod matching;
 pub(crate) mod order;
 mod source;
 
+pub use arr::{Arr, Plain};
 pub use builder::{GraphBuilder, Op};
 pub use order::OrderKind;
 pub use source::SourceMap;
@@ -61,23 +63,23 @@ pub enum Dep {
 #[derive(Clone, Debug)]
 pub struct ExecGraph {
     pub(crate) num_ranks: u32,
-    pub(crate) kind: Vec<Kind>,
-    pub(crate) rank: Vec<u32>,
+    pub(crate) kind: Arr<Kind>,
+    pub(crate) rank: Arr<u32>,
     /// Index of the op within its rank in source order (GOAL node offset).
-    pub(crate) local: Vec<u32>,
+    pub(crate) local: Arr<u32>,
     /// calc: duration in ns; send/recv: bytes.
-    pub(crate) val: Vec<u64>,
+    pub(crate) val: Arr<u64>,
     /// send: destination; recv: source (`ANY` allowed); calc: 0.
-    pub(crate) peer: Vec<u32>,
-    pub(crate) tag: Vec<u32>,
+    pub(crate) peer: Arr<u32>,
+    pub(crate) tag: Arr<u32>,
     /// Per-vertex CPU / NIC index; empty when every op uses 0.
-    pub(crate) cpu: Vec<u8>,
-    pub(crate) nic: Vec<u8>,
+    pub(crate) cpu: Arr<u8>,
+    pub(crate) nic: Arr<u8>,
     /// CSR predecessor lists: `pred[pred_off[v]..pred_off[v+1]]`, `IREQ` flag on irequires.
-    pub(crate) pred_off: Vec<u32>,
-    pub(crate) pred: Vec<u32>,
+    pub(crate) pred_off: Arr<u32>,
+    pub(crate) pred: Arr<u32>,
     /// Matched message partner (send <-> recv) or `NONE`.
-    pub(crate) partner: Vec<u32>,
+    pub(crate) partner: Arr<u32>,
     pub(crate) order: OrderKind,
     /// Number of receives with `ANY_SOURCE`/`ANY_TAG`; if > 0 nothing is matched statically.
     pub(crate) wildcards: u64,

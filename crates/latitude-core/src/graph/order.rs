@@ -20,7 +20,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::{ExecGraph, Kind, IREQ, NONE};
+use super::{Arr, ExecGraph, Kind, IREQ, NONE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrderKind {
@@ -242,12 +242,12 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
     for (i, &old) in perm.iter().enumerate() {
         new_id[old as usize] = i as u32;
     }
-    fn gather<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
+    fn gather<T: Copy>(v: &mut Arr<T>, perm: &[u32]) {
         if v.is_empty() {
             return;
         }
         let out: Vec<T> = perm.iter().map(|&o| v[o as usize]).collect();
-        *v = out;
+        *v = out.into();
     }
     // The predecessor CSR and the per-vertex arrays are independent: on large graphs the
     // CSR is rebuilt on a second thread (same result, about half the wall time).
@@ -287,11 +287,12 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
                     new_id[p as usize]
                 }
             })
-            .collect();
+            .collect::<Vec<u32>>()
+            .into();
     };
     let ((), (off, pred)) = crate::parallel::join(n > 1 << 20, || gather_all(g), || csr(&pred_off, &pred_in));
-    g.pred_off = off;
-    g.pred = pred;
+    g.pred_off = off.into();
+    g.pred = pred.into();
 }
 
 /// Re-order a graph for the sends satisfying `rendezvous` being rendezvous (needed when a

@@ -5,11 +5,13 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 
+use super::Arr;
+
 #[derive(Clone, Debug)]
 pub struct SourceMap {
     pub path: String,
     /// 1-based line of each vertex's statement, indexed like the graph's vertices.
-    pub line: Vec<u32>,
+    pub line: Arr<u32>,
 }
 
 impl SourceMap {

@@ -1,0 +1,105 @@
+//! `.lgraph` files: a graph written and mapped back is the same graph (every array, the
+//! stored order, GOAL text, predictions), and damaged files give one error, never a panic.
+mod common;
+
+use latitude_core::engine::{predict, Plan};
+use latitude_core::gen::random::{random_graph, RandomSpec};
+use latitude_core::goal::{read_goal_from, write_goal_to};
+use latitude_core::graph::ExecGraph;
+use latitude_core::lgraph;
+use latitude_core::model::{Model, Protocol};
+use latitude_core::net::Flat;
+
+fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("latitude-lgraph-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+/// Every stored value at every position.
+fn fingerprint(g: &ExecGraph) -> Vec<(u8, u32, u32, u64, u32, u32, u8, u8, Vec<u32>, u32)> {
+    (0..g.len() as u32)
+        .map(|v| (g.kind(v) as u8, g.rank(v), g.local(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), g.preds_raw(v).to_vec(), g.partner(v)))
+        .collect()
+}
+
+fn goal_text(g: &ExecGraph) -> Vec<u8> {
+    let mut text = Vec::new();
+    write_goal_to(g, &mut text).unwrap();
+    text
+}
+
+fn random(seed: u64) -> ExecGraph {
+    let spec = RandomSpec { ranks: 1 + (seed % 9) as u32, rounds: 1 + (seed % 11) as u32, seed, unsafe_exchanges: seed % 3 == 1, ..Default::default() };
+    random_graph(&spec).unwrap()
+}
+
+#[test]
+fn written_and_mapped_back_graphs_are_identical() {
+    let path = tmp("rt.lgraph");
+    for seed in 0..200 {
+        let g = random(seed);
+        lgraph::write(&g, &path, seed).unwrap();
+        let h = lgraph::read(&path).unwrap();
+        assert_eq!(fingerprint(&g), fingerprint(&h), "seed {seed}");
+        assert_eq!((g.order_kind(), g.wildcard_recvs(), g.num_ranks()), (h.order_kind(), h.wildcard_recvs(), h.num_ranks()));
+        assert_eq!(goal_text(&g), goal_text(&h), "seed {seed}: GOAL -> binary -> GOAL changed the text");
+        assert!(lgraph::read_if_key(&path, seed).is_some() && lgraph::read_if_key(&path, seed + 1).is_none());
+        for model in [Model::default(), Model { protocol: Protocol::LogGopSim, eager_limit: 64, nic_serialization: true }] {
+            let (mut a, mut b) = (g.clone(), h.clone());
+            let (pa, pb) = (Plan::prepare(&mut a, model), Plan::prepare(&mut b, model));
+            let (Ok(pa), Ok(pb)) = (pa, pb) else {
+                assert_eq!(Plan::prepare(&mut g.clone(), model).is_err(), Plan::prepare(&mut h.clone(), model).is_err());
+                continue;
+            };
+            let pt = common::point(3000.0, 1500.0, 100.0, 0.018, 0.001);
+            let (ra, rb) = (predict(&a, &pa, &Flat, &pt).unwrap(), predict(&b, &pb, &Flat, &pt).unwrap());
+            assert_eq!((ra.runtime_ns(), ra.right, ra.left), (rb.runtime_ns(), rb.right, rb.left), "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn goal_source_lines_and_wildcards_survive() {
+    let text = "num_ranks 2\nrank 0 {\nl1: calc 5\nl2: send 8b to 1 tag 3\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from -1 tag 3\n}\n";
+    let g = read_goal_from(text.as_bytes(), "w.goal").unwrap();
+    let path = tmp("w.lgraph");
+    lgraph::write(&g, &path, 0).unwrap();
+    let h = lgraph::read(&path).unwrap();
+    assert_eq!(h.wildcard_recvs(), 1);
+    assert_eq!(h.location(1), g.location(1));
+    assert_eq!(h.source().unwrap().path, "w.goal");
+}
+
+fn err_of(bytes: &[u8], name: &str) -> String {
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    let e = lgraph::read(&path).err().unwrap_or_else(|| panic!("{name}: a damaged file was accepted"));
+    assert_eq!(e.location, path);
+    e.message
+}
+
+#[test]
+fn damaged_files_are_one_error_each() {
+    let path = tmp("good.lgraph");
+    lgraph::write(&random(7), &path, 0).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    // Every byte flipped somewhere (a stride through the whole file, header included).
+    for at in (0..good.len()).step_by(good.len() / 400 + 1).chain(8..16) {
+        let mut b = good.clone();
+        b[at] ^= 0x5a;
+        let msg = err_of(&b, "flip.lgraph");
+        assert!(["corrupted", "version", "truncated", "not an .lgraph"].iter().any(|m| msg.contains(m)), "byte {at}: {msg}");
+    }
+    for len in [0, 5, 8, 100, 128, 300, good.len() / 2, good.len() - 1] {
+        let msg = err_of(&good[..len], "short.lgraph");
+        assert!(msg.contains("truncated") || msg.contains("not an .lgraph"), "{len}: {msg}");
+    }
+    let mut b = good.clone();
+    b[8] = 2;
+    assert!(err_of(&b, "v2.lgraph").contains("format version 2; this Latitude reads version 1"));
+    let mut b = good.clone();
+    b.extend_from_slice(&[0; 64]);
+    assert!(err_of(&b, "long.lgraph").contains("corrupted"));
+    assert!(err_of(b"num_ranks 2\n", "text.lgraph").contains("not an .lgraph"));
+}
