@@ -137,6 +137,51 @@ impl GraphBuilder {
         self.line.get(id as usize).copied().filter(|&l| l > 0)
     }
 
+    /// Append the ops and dependencies of `parts` (each built on its own, e.g. by one
+    /// reader thread, with every rank's ops in one part), in order: ids of a part shift by
+    /// the ops before it, its source lines by its `line_offset`. Err(v) if a part has a
+    /// self-dependency (at merged id v).
+    pub fn concat(parts: Vec<(GraphBuilder, u32)>) -> std::result::Result<GraphBuilder, u32> {
+        let mut it = parts.into_iter();
+        let Some((mut all, first_offset)) = it.next() else { return Ok(GraphBuilder::default()) };
+        let rest: Vec<(GraphBuilder, u32)> = it.collect();
+        let extra: usize = rest.iter().map(|(b, _)| b.len()).sum();
+        all.reserve(extra);
+        all.line.reserve(extra);
+        for l in all.line.iter_mut() {
+            *l += first_offset;
+        }
+        let n0 = all.len();
+        all.deps = std::mem::take(&mut all.deps).sealed(n0)?;
+        for (mut b, line_offset) in rest {
+            let base = all.len() as u32;
+            let deps = std::mem::take(&mut b.deps).sealed(b.len()).map_err(|v| v + base)?;
+            all.deps.append(deps, base);
+            if b.any_cpu_nic && !all.any_cpu_nic {
+                all.any_cpu_nic = true;
+                all.cpu.resize(base as usize, 0);
+                all.nic.resize(base as usize, 0);
+            }
+            if all.any_cpu_nic {
+                let n = b.len();
+                all.cpu.extend(b.cpu.iter().copied().chain(std::iter::repeat(0)).take(n));
+                all.nic.extend(b.nic.iter().copied().chain(std::iter::repeat(0)).take(n));
+            }
+            all.kind.extend_from_slice(&b.kind);
+            all.rank.extend_from_slice(&b.rank);
+            all.local.extend_from_slice(&b.local);
+            all.val.extend_from_slice(&b.val);
+            all.peer.extend_from_slice(&b.peer);
+            all.tag.extend_from_slice(&b.tag);
+            all.line.extend(b.line.iter().map(|&l| l + line_offset));
+            for (a, x) in all.ops_in_rank.iter_mut().zip(&b.ops_in_rank) {
+                *a += x;
+            }
+            all.wildcards += b.wildcards;
+        }
+        Ok(all)
+    }
+
     /// Add an op (no source line).
     pub fn add(&mut self, rank: u32, op: Op) -> std::result::Result<u32, String> {
         self.add_at(rank, op, 0)

@@ -51,6 +51,23 @@ impl DepStore {
         }
     }
 
+    /// The store of `n` vertices as one complete CSR, duplicates removed (readers that
+    /// build parts of a graph in parallel seal each part, then `append` them).
+    pub(crate) fn sealed(self, n: usize) -> Result<DepStore, u32> {
+        let (off, pred) = self.into_csr(n)?;
+        Ok(DepStore::Csr { off, pred })
+    }
+
+    /// Append a sealed store of the next vertices (ids shifted by `base`, the number of
+    /// vertices before them); `self` must be sealed too.
+    pub(crate) fn append(&mut self, other: DepStore, base: u32) {
+        let (DepStore::Csr { off, pred }, DepStore::Csr { off: o2, pred: p2 }) = (self, other) else { unreachable!("append needs sealed stores") };
+        let shift = pred.len() as u32;
+        off.pop();
+        off.extend(o2.iter().map(|&o| o + shift));
+        pred.extend(p2.iter().map(|&p| p + base));
+    }
+
     /// The CSR predecessor lists of `n` vertices, duplicates removed (`requires` subsumes
     /// `irequires` on the same pair). Err(v) if v depends on itself.
     pub(crate) fn into_csr(self, n: usize) -> Result<(Vec<u32>, Vec<u32>), u32> {
