@@ -4,6 +4,7 @@ answer from GOAL and binary (random graphs), and a damaged binary is one line an
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -100,3 +101,28 @@ def test_damaged_binary_is_one_line_and_exit_2(tmp_path, how, msg):
         assert len(lines) == 1 and lines[0].startswith(f"latitude: {path}: ") and msg in lines[0], proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert not os.path.exists(tmp_path / "o.goal")
+
+
+def test_cache_next_to_a_goal_file_is_used_while_the_goal_is_unchanged(tmp_path):
+    from latitude import _core
+
+    goal, p = random_goal(tmp_path, 1)
+    cache = goal + ".lgraph"
+
+    def runtime() -> float:
+        return json.loads(run_cli("predict", goal, "--cache", "--json").stdout)["runtime_ns"]
+
+    want = runtime()
+    assert _core.is_lgraph(cache)
+    # While the key (size, mtime) matches, the binary is what is read: plant another graph.
+    other = latitude.Graph.random(ranks=3, rounds=2, seed=99)
+    other.write_lgraph(cache, key=_core.lgraph_key([goal]))
+    planted = other.predict().runtime_ns
+    assert planted != want and runtime() == planted
+    # The GOAL changes (mtime): read again, cache rewritten.
+    os.utime(goal, ns=(1, 1))
+    assert runtime() == want and latitude.load(cache).predict().runtime_ns == want
+    # A file of that name that is not ours is never overwritten.
+    with open(cache, "w") as f:
+        f.write("mine")
+    assert runtime() == want and open(cache).read() == "mine"

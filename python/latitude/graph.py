@@ -163,7 +163,7 @@ class Graph:
         graph = cls.from_goal(path, progress)
         if key and (not os.path.exists(cache) or _core.is_lgraph(cache)):
             try:
-                graph._h.write_lgraph(cache, key)
+                graph.write_lgraph(cache, key)
             except InputError:
                 pass
         return graph
@@ -258,9 +258,10 @@ class Graph:
         with atomic(path, "GOAL file") as tmp:
             self._h.write_goal(tmp)
 
-    def write_lgraph(self, path: str) -> None:
-        """The graph as .lgraph (binary, mapped when loaded: docs/graph-format.md)."""
-        self._h.write_lgraph(os.fspath(path))
+    def write_lgraph(self, path: str, key: int = 0) -> None:
+        """The graph as .lgraph (binary, mapped when loaded: docs/graph-format.md); `key`
+        (0: none) records what it was made from (`_core.lgraph_key`), for caches."""
+        self._h.write_lgraph(os.fspath(path), key)
 
     def write(self, path: str) -> None:
         """.lgraph if `path` ends in .lgraph, else GOAL text (either written atomically)."""

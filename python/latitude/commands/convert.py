@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from latitude.traces import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -16,6 +16,7 @@ def register(sub) -> None:
     p.add_argument("input", help="GOAL file, .lgraph, trace (directory or rank-0 file) or job file")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (.lgraph: binary, else GOAL)")
     add_schedule_args(p)
+    add_cache_arg(p)
     p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of a job file's compute motifs (default 1)")
     p.add_argument("--json", action="store_true", help="print the graph's size and the output as JSON")
     p.set_defaults(func=run)
@@ -24,10 +25,9 @@ def register(sub) -> None:
 def run(args) -> int:
     import os
 
-    from latitude.api import load
     from latitude.report import print_json
 
-    graph = load(args.input, schedule=schedule_options_from_args(args), seed=args.seed)
+    graph = load_graph(args, "input")
     graph.write(args.output)
     info = graph.info
     if args.json:

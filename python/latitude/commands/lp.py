@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -13,8 +13,9 @@ def register(sub) -> None:
         description="Build the LP of LLAMP's Algorithm 1 (parameters as variables with lower "
         "bounds) and export it (.mps/.lp) or solve it with HiGHS.",
     )
-    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    p.add_argument("graph", help="GOAL or .lgraph file, a trace (directory or rank-0 file) or a job file")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p)
     p.add_argument("--export", metavar="FILE", help="write the LP (.mps or .lp, by extension)")
     p.add_argument(

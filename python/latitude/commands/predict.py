@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -15,8 +15,9 @@ def register(sub) -> None:
         description="Price an execution graph with LogGPS in one pass: T, exact right/left "
         "derivatives λ_L, λ_G, λ_o, ρ_L and the critical path.",
     )
-    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    p.add_argument("graph", help="GOAL or .lgraph file, a trace (directory or rank-0 file) or a job file")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, times in ns)")
     p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")

@@ -55,13 +55,32 @@ def add_max_ops(p) -> None:
     )
 
 
-def load_graph(args: argparse.Namespace):
-    """The command's input graph (`args.graph`: GOAL, trace or job file) as its flags say."""
-    from latitude.api import load  # heavy (numpy, the core): only when a command runs
+def add_cache_arg(p: argparse.ArgumentParser) -> None:
+    """--cache: keep a binary copy of a GOAL input next to it (docs/graph-format.md)."""
+    p.add_argument(
+        "--cache",
+        action="store_true",
+        help="keep a binary copy of a GOAL input next to it (GRAPH.lgraph) and map that instead "
+        "while the GOAL file's size and modification time are unchanged (docs/graph-format.md)",
+    )
 
-    refuse_inputs(args, args.graph)
-    graph = load(args.graph, schedule=schedule_options_from_args(args), max_ops=getattr(args, "max_ops", None))
-    refuse_inputs(args, args.graph, trace_pattern(graph))
+
+def load_graph(args: argparse.Namespace, name: str = "graph"):
+    """The command's input graph (`args.<name>`: .lgraph, GOAL, trace or job file) as its
+    flags say: trace conversion, --seed and --max-ops of a job file, --cache of a GOAL file.
+    No output option may name the input (or, for a trace, one of its rank files)."""
+    from latitude.api import load  # heavy (the core): only when a command runs
+
+    path = getattr(args, name)
+    refuse_inputs(args, path)
+    graph = load(
+        path,
+        schedule=schedule_options_from_args(args),
+        seed=getattr(args, "seed", 1),
+        max_ops=getattr(args, "max_ops", None),
+        cache=getattr(args, "cache", False),
+    )
+    refuse_inputs(args, path, trace_pattern(graph))
     return graph
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 from latitude.outputs import open_atomic
 
 
@@ -17,8 +17,9 @@ def register(sub) -> None:
         description="Find every critical point of the runtime in L (or G) on a range, exactly, "
         "with the slope on each side and T, λ, ρ on each linear piece.",
     )
-    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    p.add_argument("graph", help="GOAL or .lgraph file, a trace (directory or rank-0 file) or a job file")
     add_schedule_args(p)
+    add_cache_arg(p)
     p.add_argument("--range", required=True, metavar="A:B", help="parameter range, e.g. 0:100us (for G: 0:0.1ns)")
     p.add_argument(
         "--param",

@@ -4,7 +4,7 @@ Monte Carlo variability, Chrome-trace timelines. Semantics: docs/simulator.md.""
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, schedule_options_from_args
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -16,8 +16,9 @@ def register(sub) -> None:
         "the cost rules of docs/model.md (equal to `latitude predict` when a rank runs one op at a time and g = 0); "
         "--loggopsim-compat reproduces LogGOPSim's per-rank end times.",
     )
-    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    p.add_argument("graph", help="GOAL or .lgraph file, a trace (directory or rank-0 file) or a job file")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p)
     sem = p.add_argument_group("semantics")
     sem.add_argument(
@@ -88,7 +89,6 @@ def _options(args):
 
 
 def run(args) -> int:
-    from latitude.api import load
 
     params = params_from_args(args)
     opts = _options(args)
@@ -99,7 +99,7 @@ def run(args) -> int:
 
         window = parse_window(args.timeline_window)
         check_output(args.timeline)
-    graph = load(args.graph, schedule=schedule_options_from_args(args))
+    graph = load_graph(args)
     if args.timeline:
         from latitude.timeline import check_size
 

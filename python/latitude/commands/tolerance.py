@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 from latitude.outputs import atomic, open_atomic
 
 
@@ -18,8 +18,9 @@ def register(sub) -> None:
         "wire or global, any named parameter) with T ≤ (1 + x/100)·T(baseline), the others "
         "fixed, exact; or, with --map, the joint tolerance regions of two parameters.",
     )
-    p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file)")
+    p.add_argument("graph", help="GOAL or .lgraph file, a trace (directory or rank-0 file) or a job file")
     add_schedule_args(p)
+    add_cache_arg(p)
     p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="slowdown limits in percent (default 1,2,5)")
     p.add_argument(
         "--param",
