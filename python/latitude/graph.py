@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from latitude import _core, analysis, lp, lp_analysis, pairs, simulation, traced_timeline
+from latitude import _core, analysis, lp, pairs, traced_timeline
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.jobs import job_source
@@ -300,6 +300,8 @@ class Graph:
     def simulate(self, params: Params | None = None, options=None, record: bool = False, **kw):
         """One discrete-event simulation (latitude.simulation); keyword arguments may set
         parameters (L="3us") and SimOptions fields (semantics, noise, seed, ...)."""
+        from latitude import simulation  # numpy: start-up only simulations pay
+
         p, o = simulation.split_kwargs(params, options, kw)
         return simulation.simulate(self._h, p, o, record)
 
@@ -308,6 +310,8 @@ class Graph:
     ):
         """`n` Monte Carlo samples (noise drawn per sample from the seed), on all cores;
         `progress(done, total)` is called between chunks of samples."""
+        from latitude import simulation  # numpy: start-up only simulations pay
+
         p, o = simulation.split_kwargs(params, options, kw)
         return simulation.simulate_samples(self._h, n, p, o, threads, progress)
 
@@ -329,6 +333,8 @@ class Graph:
         lo, hi = p.parse(param, lo, "lo"), p.parse(param, hi, "hi")
         step = None if step is None else p.parse(param, step, "step")
         if _uses_lp(method):
+            from latitude import lp_analysis  # numpy: start-up only the LP method pays
+
             return lp_analysis.sensitivity(self._h, p, param, lo, hi, step, max_seconds)
         return analysis.sensitivity(self._h, p, param, lo, hi, step)
 
@@ -348,6 +354,8 @@ class Graph:
         if baseline is not None:
             baseline = p.parse(param, baseline, "--baseline")
         if _uses_lp(method):
+            from latitude import lp_analysis  # numpy: start-up only the LP method pays
+
             return lp_analysis.tolerance(self._h, p, param, list(pcts), baseline, max_seconds)
         return analysis.tolerance(self._h, p, param, list(pcts), baseline)
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from latitude.errors import InputError, ToolError
 from latitude.outputs import atomic
 from latitude.silence import new_highs, stdout_silenced
@@ -54,7 +52,10 @@ class LinearProgram:
 
     def highs(self, names: bool = False):
         """A highspy.Highs holding this LP (minimise t)."""
+        # Imported here, not at the top: numpy and highspy cost ~0.3 s of start-up that
+        # `predict` and every other command without an LP would pay for nothing.
         import highspy
+        import numpy as np
 
         a = self.a
         h = new_highs()
