@@ -1,6 +1,7 @@
-//! GOAL text, LogGOPSim's schedule format (docs/reference/goal.md): a streaming
-//! reader and a Schedgen-style writer.
+//! GOAL text, LogGOPSim's schedule format (docs/reference/goal.md): a parallel reader (its
+//! statement parser in parser.rs) and a Schedgen-style writer.
 
+mod parser;
 mod reader;
 mod wide_tags;
 mod writer;

@@ -153,9 +153,8 @@ impl ExecGraph {
         self.nic.iter().copied().max().unwrap_or(0)
     }
 
-    /// Vertex ids grouped by rank in source order: `(offsets, ids)` with rank r's ops at
-    /// `ids[offsets[r]..offsets[r+1]]` sorted by `local`.
-    pub fn by_rank(&self) -> (Vec<usize>, Vec<u32>) {
+    /// Prefix sums of the ops per rank: rank r has `off[r+1] - off[r]` ops.
+    pub fn rank_offsets(&self) -> Vec<usize> {
         let p = self.num_ranks as usize;
         let mut off = vec![0usize; p + 1];
         for &r in &self.rank {
@@ -164,6 +163,13 @@ impl ExecGraph {
         for r in 0..p {
             off[r + 1] += off[r];
         }
+        off
+    }
+
+    /// Vertex ids grouped by rank in source order: `(offsets, ids)` with rank r's ops at
+    /// `ids[offsets[r]..offsets[r+1]]` sorted by `local`.
+    pub fn by_rank(&self) -> (Vec<usize>, Vec<u32>) {
+        let off = self.rank_offsets();
         let mut ids = vec![0u32; self.len()];
         for v in 0..self.len() {
             let r = self.rank[v] as usize;

@@ -74,19 +74,12 @@ fn ops(g: &ExecGraph) -> Res {
 
 /// Each rank's local indices are 0..count in some order (`by_rank` places ops by them).
 fn locals(g: &ExecGraph) -> Res {
-    let p = g.num_ranks as usize;
-    let mut off = vec![0u64; p + 1];
-    for &r in &g.rank {
-        off[r as usize + 1] += 1;
-    }
-    for r in 0..p {
-        off[r + 1] += off[r];
-    }
+    let off = g.rank_offsets();
     let mut seen = vec![0u64; g.len().div_ceil(64)];
     for v in 0..g.len() {
         let r = g.rank[v] as usize;
-        let l = g.local[v] as u64;
-        let i = (off[r] + l) as usize;
+        let l = g.local[v] as usize;
+        let i = off[r] + l;
         if l >= off[r + 1] - off[r] || seen[i >> 6] & (1 << (i & 63)) != 0 {
             return Err(bad(format_args!("vertex {v} has local index {l} on rank {r}")));
         }
