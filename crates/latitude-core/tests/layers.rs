@@ -7,8 +7,9 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["text", "model", "units", "parallel"],
     &["error"],
+    &["output"],
     &["graph"],
-    &["goal", "gen", "collectives", "net"],
+    &["goal", "lgraph", "gen", "collectives", "net"],
     &["trace", "synth"],
     &["schedule"],
     &["engine"],

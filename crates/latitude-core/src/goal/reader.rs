@@ -108,7 +108,7 @@ fn parse(text: &dyn Text, name: &str, progress: &mut dyn FnMut(u64, u64), parall
 /// Parse in parts on all cores; None if the text must be read in one pass (small, no
 /// usable block boundaries, or any problem: the one-pass read then reports it).
 fn parse_parts(text: &dyn Text, name: &str, done: &AtomicU64, progress: &mut dyn FnMut(u64, u64)) -> Option<GraphBuilder> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = crate::parallel::threads();
     let total = text.len();
     if threads < 2 {
         return None;
@@ -283,14 +283,35 @@ fn read_retrying(read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<usize>,
 #[cfg(test)]
 mod tests {
     use super::{parse, PARALLEL_MIN};
-    use crate::gen::random::{random_graph, RandomSpec};
-    use crate::goal::write_goal_to;
 
+    /// A GOAL text of 24 ranks, each with its ops and dependency lines: 500 rounds of a
+    /// calc, a send to the right and a receive from the left (with wildcards now and then),
+    /// each round after the last (about 1.5 MB: over 1 MiB, under the parallel threshold).
     fn text() -> String {
-        let g = random_graph(&RandomSpec { ranks: 24, rounds: 400, seed: 3, ..Default::default() }).unwrap();
-        let mut t = Vec::new();
-        write_goal_to(&g, &mut t).unwrap();
-        String::from_utf8(t).unwrap()
+        let p = 24;
+        let mut t = format!("num_ranks {p}\n");
+        for r in 0..p {
+            t += &format!("rank {r} {{\n");
+            for k in 0..500 {
+                let l = 3 * k + 1;
+                let src = if k % 97 == 5 { "-1".to_string() } else { ((r + p - 1) % p).to_string() };
+                t += &format!(
+                    "l{l}: calc {}\nl{}: send {}b to {} tag {k}\nl{}: recv {}b from {src} tag {k}\n",
+                    100 + k * r % 37,
+                    l + 1,
+                    8 << (k % 5),
+                    (r + 1) % p,
+                    l + 2,
+                    8 << (k % 5)
+                );
+                t += &format!("l{} requires l{l}\nl{} requires l{l}\n", l + 1, l + 2);
+                if k > 0 {
+                    t += &format!("l{l} requires l{}\n", l - 1);
+                }
+            }
+            t += "}\n";
+        }
+        t
     }
 
     /// Parsed in parts (threshold 0) and in one pass: the same graph, or the same error.
@@ -319,7 +340,7 @@ mod tests {
         let t = text();
         assert!(t.len() > 1 << 20 && (t.len() as u64) < PARALLEL_MIN);
         same(&t).unwrap();
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let cores = crate::parallel::threads();
         let parts = super::parse_parts(&t.as_bytes(), "t.goal", &std::sync::atomic::AtomicU64::new(0), &mut |_, _| {});
         assert_eq!(parts.is_some(), cores > 1, "a valid text is read in parts on a multi-core machine");
         // A comment at the top, CRLF line ends, no newline at the end.

@@ -1,6 +1,6 @@
 //! `Arr<T>`: a read-only per-vertex array backed either by a `Vec` (graphs built in memory)
 //! or by a slice of a shared read-only file mapping (graphs loaded from `.lgraph`, see
-//! `crate::lgraph`). It derefs to `&[T]`, so the engine, LP and simulator index it like a
+//! the lgraph module). It derefs to `&[T]`, so the engine, LP and simulator index it like a
 //! slice and never know where the bytes live; a loaded graph is used in place, not copied.
 //!
 //! The slice pointer and length are stored directly (no match on every access: the engine's

@@ -22,12 +22,11 @@ pub(super) fn kinds(k: &[u8]) -> Res {
     }
 }
 
-/// The graph invariants, on two threads (ops and messages | dependencies and order).
+/// The graph invariants, on two threads for large graphs (ops and messages | dependencies
+/// and order).
 pub(super) fn graph(g: &ExecGraph) -> Res {
-    std::thread::scope(|s| {
-        let deps = s.spawn(|| dependencies(g));
-        ops(g).and_then(|_| locals(g)).and(deps.join().expect("check thread panicked"))
-    })
+    let (a, b) = crate::parallel::join(g.len() > 1 << 16, || ops(g).and_then(|_| locals(g)), || dependencies(g));
+    a.and(b)
 }
 
 fn ops(g: &ExecGraph) -> Res {

@@ -186,9 +186,6 @@ fn verify_checksums(b: &[u8], table: &[Entry]) -> std::result::Result<(), String
         }
         Ok(())
     };
-    std::thread::scope(|s| {
-        let other = s.spawn(|| check(&b_));
-        let mine = check(&a);
-        mine.and(other.join().expect("checksum thread panicked"))
-    })
+    let (mine, other) = crate::parallel::join(b.len() > 1 << 22, || check(&a), || check(&b_));
+    mine.and(other)
 }

@@ -86,10 +86,7 @@ fn checksums(bytes: &[Cow<[u8]>]) -> Vec<u64> {
         first += 1;
     }
     let hash = |bs: &[Cow<[u8]>]| bs.iter().map(|b| xxhash_rust::xxh3::xxh3_64(b)).collect::<Vec<u64>>();
-    std::thread::scope(|s| {
-        let tail = s.spawn(|| hash(&bytes[first..]));
-        let mut sums = hash(&bytes[..first]);
-        sums.extend(tail.join().expect("checksum thread panicked"));
-        sums
-    })
+    let (mut sums, tail) = crate::parallel::join(total > 1 << 22, || hash(&bytes[..first]), || hash(&bytes[first..]));
+    sums.extend(tail);
+    sums
 }
