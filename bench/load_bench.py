@@ -42,18 +42,25 @@ MODEL = ["-L", "3us", "-o", "1.5us", "-G", "6ns"]  # the issue's parameters (G =
 
 def measured(cmd: list, repeat: int, stdout=subprocess.PIPE) -> tuple[float, float, str]:
     """Median wall time, max peak RSS and the last stdout over `repeat` runs, each with its
-    rusage taken from wait4 (resource.RUSAGE_CHILDREN would give the max over all runs)."""
+    rusage taken from wait4 (resource.RUSAGE_CHILDREN would give the max over all runs).
+    The child's output goes to temporary files, not pipes: a progress bar on stderr would
+    fill a pipe nobody reads until the child exits."""
     walls, rsss, out = [], [], ""
     for _ in range(repeat):
-        t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=ENV, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - t)
-        rsss.append(usage.ru_maxrss / 1024)
-        out = proc.stdout.read() if proc.stdout else ""
-        err = proc.stderr.read()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{err}")
+        with tempfile.TemporaryFile("w+") as o, tempfile.TemporaryFile("w+") as e:
+            t = time.perf_counter()
+            proc = subprocess.Popen(
+                cmd, stdout=o if stdout == subprocess.PIPE else stdout, stderr=e, env=ENV, text=True
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+            walls.append(time.perf_counter() - t)
+            rsss.append(usage.ru_maxrss / 1024)
+            o.seek(0)
+            e.seek(0)
+            out = o.read()
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{e.read()}")
     return statistics.median(walls), max(rsss), out
 
 
