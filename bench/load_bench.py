@@ -2,7 +2,7 @@
 """Issue 21 bench: loading graphs — GOAL text in parallel, the binary .lgraph mapped — and
 `latitude predict/tolerance/sensitivity` end to end on bench/scale.py's stencil workload.
 
-    flock -x /work/.quiet.lock python3 bench/load_bench.py [--sizes 1e6,1e7,1e8] [--repeat 3]
+    flock -x /work/.quiet.lock python3 bench/load_bench.py [--sizes 1e6,1e7,1e8] [--repeat 3] [--binary-only 1e8]
 
 Per size, in fresh processes (wall time, median of --repeat; peak RSS = the child's
 ru_maxrss), with every file in the page cache:
@@ -22,6 +22,7 @@ The T printed from GOAL and from .lgraph is checked equal.
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -108,36 +109,39 @@ def loggopsim(goal: str, binary: str, repeat: int) -> dict:
     return out
 
 
-def bench_size(n: float, work: str, repeat: int, have_loggopsim: bool) -> dict:
+def bench_size(n: float, work: str, repeat: int, have_loggopsim: bool, text: bool) -> dict:
+    """One size's row; without `text`, the binary columns only (no GOAL file)."""
     job = os.path.join(work, f"stencil-{n:.0e}.job")
     goal, lgraph = job[:-4] + ".goal", job[:-4] + ".lgraph"
     with open(job, "w") as f:
         f.write(job_text(n))
-    print(f"{n:.0e}: generating {goal} and {lgraph}", file=sys.stderr, flush=True)
-    if not os.path.exists(goal):
+    print(f"{n:.0e}: generating {goal if text else ''} {lgraph}", file=sys.stderr, flush=True)
+    if text and not os.path.exists(goal):
         run(LAT + ["generate", job, "-o", goal])
-    r = {"size": f"{n:.0e}", "goal_bytes": os.path.getsize(goal)}
+    r = {"size": f"{n:.0e}", "goal_bytes": os.path.getsize(goal) if text else 0}
     # The binary straight from the job file, like the in-memory graph it is compared with
     # (`convert` from the GOAL would also keep each op's GOAL line: 4 bytes per op more).
     r["generate_lgraph_s"] = run(LAT + ["generate", job, "-o", lgraph])[0]
     r["lgraph_bytes"] = os.path.getsize(lgraph)
-    for name, path in (("goal", goal), ("lgraph", lgraph)):
+    for name, path in (("goal", goal), ("lgraph", lgraph))[0 if text else 1 :]:
         run(["cat", path], stdout=subprocess.DEVNULL)  # into the page cache
         r[f"cat_{name}_s"] = measured(["sh", "-c", f"cat '{path}' > /dev/null"], repeat)[0]
     print(f"{n:.0e}: loading", file=sys.stderr, flush=True)
-    r["load_goal_1core_s"] = load_time(goal, repeat, one_core=True)
-    r["load_goal_s"] = load_time(goal, repeat, one_core=False)
+    if text:
+        r["load_goal_1core_s"] = load_time(goal, repeat, one_core=True)
+        r["load_goal_s"] = load_time(goal, repeat, one_core=False)
     r["load_lgraph_s"] = load_time(lgraph, repeat, one_core=False)
     print(f"{n:.0e}: predict, tolerance, sensitivity", file=sys.stderr, flush=True)
-    r["predict_goal_s"], r["predict_goal_rss_mib"], out_goal = measured(
-        LAT + ["predict", goal, *MODEL, "--json"], repeat
-    )
     r["predict_lgraph_s"], r["predict_lgraph_rss_mib"], out_bin = measured(
         LAT + ["predict", lgraph, *MODEL, "--json"], repeat
     )
-    t_goal, t_bin = json.loads(out_goal)["runtime_ns"], json.loads(out_bin)["runtime_ns"]
-    if t_goal != t_bin:
-        raise SystemExit(f"T differs between GOAL ({t_goal}) and .lgraph ({t_bin})")
+    t_bin = json.loads(out_bin)["runtime_ns"]
+    if text:
+        r["predict_goal_s"], r["predict_goal_rss_mib"], out_goal = measured(
+            LAT + ["predict", goal, *MODEL, "--json"], repeat
+        )
+        if json.loads(out_goal)["runtime_ns"] != t_bin:
+            raise SystemExit(f"T differs between GOAL ({out_goal}) and .lgraph ({t_bin})")
     r["runtime_ns"] = t_bin
     r["tolerance_s"], r["tolerance_rss_mib"], _ = measured(LAT + ["tolerance", lgraph, *MODEL, "--pct", "1,2,5"], 1)
     r["sensitivity_s"], r["sensitivity_rss_mib"], _ = measured(
@@ -146,7 +150,7 @@ def bench_size(n: float, work: str, repeat: int, have_loggopsim: bool) -> dict:
     _, r["in_memory_rss_mib"], out = measured([sys.executable, __file__, "--child", "memory", job], 1)
     if json.loads(out)["runtime_ns"] != t_bin:
         raise SystemExit("T differs between the in-memory graph and .lgraph")
-    if have_loggopsim:
+    if have_loggopsim and text:
         r.update(loggopsim(goal, job[:-4] + ".bin", repeat))
     return r
 
@@ -161,9 +165,13 @@ def table(rows: list, startup_s: float) -> None:
     print("|---" * 15 + "|")
     for r in rows:
         gb = r["goal_bytes"]
+        if not gb:  # binary only: the GOAL columns empty
+            r = dict(r, goal_bytes=float("nan"), cat_goal_s=float("nan"), load_goal_1core_s=float("nan"))
+            r.update(load_goal_s=float("nan"), predict_goal_s=float("nan"), predict_goal_rss_mib=float("nan"))
+            gb = r["goal_bytes"]
         lgs = r.get("loggopsim_s")
         both = lgs + r["txt2bin_s"] if lgs and "txt2bin_s" in r else None
-        print(
+        line = (
             f"| stencil {r['size']} | {gb / 2**20:,.0f} MiB | {r['cat_goal_s']:.2f} s ({gb / mb / r['cat_goal_s']:,.0f} MB/s) "
             f"| {r['load_goal_1core_s']:.2f} s ({gb / mb / r['load_goal_1core_s']:,.0f} MB/s) "
             f"| {r['load_goal_s']:.2f} s ({gb / mb / r['load_goal_s']:,.0f} MB/s) "
@@ -176,6 +184,7 @@ def table(rows: list, startup_s: float) -> None:
             f"| {f'{lgs:.2f} s' if lgs else '—'} "
             f"| {f'{both:.2f} s' if both else '—'} |"
         )
+        print(re.sub(r"\| [^|]*nan[^|]* ", "| — ", line))
     print(f"\n`python -m latitude --version` (interpreter start-up and imports): {startup_s:.3f} s")
 
 
@@ -183,6 +192,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1e6,1e7")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--binary-only",
+        default="1e8",
+        metavar="SIZES",
+        help="sizes measured from .lgraph only (no GOAL file: the 10^8 GOAL is 5.7 GB and minutes to read; "
+        "default 1e8, '' for none)",
+    )
     ap.add_argument("--dir", metavar="DIR", help="keep job, GOAL and .lgraph files here (reused when present)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -203,7 +219,8 @@ def main() -> None:
     startup = measured(LAT + ["--version"], max(a.repeat, 5))[0]
     rows = []
     for n in (float(s) for s in a.sizes.split(",")):
-        rows.append(bench_size(n, work, a.repeat, have_loggopsim))
+        binary_only = {float(x) for x in a.binary_only.split(",") if x}
+        rows.append(bench_size(n, work, a.repeat, have_loggopsim, n not in binary_only))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     table(rows, startup)
     if not a.dir:
