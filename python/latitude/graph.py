@@ -260,8 +260,10 @@ class Graph:
 
     def write_lgraph(self, path: str, key: int = 0) -> None:
         """The graph as .lgraph (binary, mapped when loaded: docs/graph-format.md); `key`
-        (0: none) records what it was made from (`_core.lgraph_key`), for caches."""
-        self._h.write_lgraph(os.fspath(path), key)
+        (0: none) records what it was made from (`_core.lgraph_key`), for caches. Installed
+        atomically, as write_goal."""
+        with atomic(path, ".lgraph file") as tmp:
+            self._h.write_lgraph(tmp, key)
 
     def write(self, path: str) -> None:
         """.lgraph if `path` ends in .lgraph, else GOAL text (either written atomically)."""

@@ -13,7 +13,16 @@ pub fn atomic_write(path: &str, body: impl FnOnce(&mut File) -> std::io::Result<
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let res = File::create(&tmp).and_then(|mut f| body(&mut f)).and_then(|_| std::fs::rename(&tmp, target));
+    // The file keeps the mode it had (a replaced output is not made more readable).
+    let mode = std::fs::metadata(target).ok().filter(|m| m.is_file()).map(|m| m.permissions());
+    let res = File::create(&tmp)
+        .and_then(|mut f| {
+            if let Some(mode) = mode {
+                f.set_permissions(mode)?;
+            }
+            body(&mut f)
+        })
+        .and_then(|_| std::fs::rename(&tmp, target));
     res.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, &e)
