@@ -71,6 +71,22 @@ fn goal_source_lines_and_wildcards_survive() {
     assert_eq!(h.source().unwrap().path, "w.goal");
 }
 
+#[test]
+fn atlahs_streams_and_wide_tags_survive() {
+    // ATLAHS's NCCL GOAL: per-stream cpu/nic and tags wider than 32 bits (given ids by the
+    // reader); the binary keeps the graph the reader built, ids included.
+    let goal = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/nccl-ring-allreduce-8x4.goal");
+    let g = latitude_core::goal::read_goal(goal).unwrap();
+    assert!(g.max_cpu() > 0 && (0..g.len() as u32).any(|v| g.tag(v) > 1 << 31), "the example has streams and wide tags");
+    let path = tmp("nccl.lgraph");
+    lgraph::write(&g, &path, 0).unwrap();
+    let h = lgraph::read(&path).unwrap();
+    assert_eq!(fingerprint(&g), fingerprint(&h));
+    assert_eq!((h.max_cpu(), h.max_nic()), (g.max_cpu(), g.max_nic()));
+    assert_eq!(goal_text(&g), goal_text(&h));
+    assert_eq!(h.location(7), g.location(7));
+}
+
 fn err_of(bytes: &[u8], name: &str) -> String {
     let path = tmp(name);
     std::fs::write(&path, bytes).unwrap();

@@ -74,7 +74,7 @@ pub(super) struct Parser {
     ops_in_block: usize,
     pub(super) in_comment: bool,
     comment_line: u64,
-    wide_tags: WideTags,
+    pub(super) wide_tags: WideTags,
 }
 
 /// A cursor over one line.

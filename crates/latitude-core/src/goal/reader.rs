@@ -25,8 +25,9 @@ use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::parser::Parser;
+use super::wide_tags::WideTags;
 use crate::error::{Error, Result};
-use crate::graph::{ExecGraph, GraphBuilder};
+use crate::graph::{ExecGraph, GraphBuilder, ANY};
 use crate::text::size_text;
 
 /// Longest line accepted: GOAL statements are short; anything longer is not GOAL text.
@@ -147,13 +148,16 @@ fn parse_parts(text: &dyn Text, name: &str, done: &AtomicU64, progress: &mut dyn
     merge(parsers)
 }
 
-/// Concatenate the parts' builders (None if a rank has blocks in two parts, or a rank is
-/// missing: the one-pass read reports which).
+/// Concatenate the parts' builders (None if a rank has blocks in two parts, a rank is
+/// missing, or literal tags meet the ids of tags wider than 32 bits: the one-pass read
+/// reports which). Each part numbered its wide tags on its own; they are renumbered into
+/// the one file-wide table, as one pass would have numbered them.
 fn merge(parsers: Vec<Parser>) -> Option<GraphBuilder> {
     let p = parsers[0].seen.len();
     let mut seen = vec![false; p];
     let mut lines = 0u64;
     let mut parts = Vec::with_capacity(parsers.len());
+    let mut wide = WideTags::default();
     for mut q in parsers {
         for (s, &t) in seen.iter_mut().zip(&q.seen) {
             if *s && t {
@@ -161,10 +165,17 @@ fn merge(parsers: Vec<Parser>) -> Option<GraphBuilder> {
             }
             *s |= t;
         }
-        parts.push((q.builder.take()?, u32::try_from(lines).ok()?));
+        let mut b = q.builder.take()?;
+        let ids = q.wide_tags.fold_into(&mut wide);
+        if !ids.is_empty() {
+            // A part that passed its own check has no literal tag in its id range.
+            let lowest = ANY - ids.len() as u32;
+            b.map_tags(|t| if (lowest..ANY).contains(&t) { ids[(ANY - 1 - t) as usize] } else { t });
+        }
+        parts.push((b, u32::try_from(lines).ok()?));
         lines += q.line;
     }
-    if seen.iter().any(|&s| !s) || lines > u32::MAX as u64 {
+    if seen.iter().any(|&s| !s) || lines > u32::MAX as u64 || wide.collides() {
         return None;
     }
     GraphBuilder::concat(parts).ok()
@@ -288,6 +299,11 @@ mod tests {
     /// calc, a send to the right and a receive from the left (with wildcards now and then),
     /// each round after the last (about 1.5 MB: over 1 MiB, under the parallel threshold).
     fn text() -> String {
+        text_tagged(&|_, k| k.to_string())
+    }
+
+    /// [`text`] with the tag of the message `sender` sends in round `k` given by `tag`.
+    fn text_tagged(tag: &dyn Fn(usize, usize) -> String) -> String {
         let p = 24;
         let mut t = format!("num_ranks {p}\n");
         for r in 0..p {
@@ -296,13 +312,15 @@ mod tests {
                 let l = 3 * k + 1;
                 let src = if k % 97 == 5 { "-1".to_string() } else { ((r + p - 1) % p).to_string() };
                 t += &format!(
-                    "l{l}: calc {}\nl{}: send {}b to {} tag {k}\nl{}: recv {}b from {src} tag {k}\n",
+                    "l{l}: calc {}\nl{}: send {}b to {} tag {}\nl{}: recv {}b from {src} tag {}\n",
                     100 + k * r % 37,
                     l + 1,
                     8 << (k % 5),
                     (r + 1) % p,
+                    tag(r, k),
                     l + 2,
-                    8 << (k % 5)
+                    8 << (k % 5),
+                    tag((r + p - 1) % p, k)
                 );
                 t += &format!("l{} requires l{l}\nl{} requires l{l}\n", l + 1, l + 2);
                 if k > 0 {
@@ -345,6 +363,34 @@ mod tests {
         assert_eq!(parts.is_some(), cores > 1, "a valid text is read in parts on a multi-core machine");
         // A comment at the top, CRLF line ends, no newline at the end.
         same(&format!("// header\n{}", t.replace('\n', "\r\n").trim_end())).unwrap();
+    }
+
+    /// ATLAHS-style tags wider than 32 bits, first seen in different parts.
+    fn wide(sender: usize, k: usize) -> String {
+        if k % 4 == 1 {
+            (5_000_000_000 + 1000 * sender + k).to_string()
+        } else {
+            k.to_string()
+        }
+    }
+
+    #[test]
+    fn wide_tags_are_numbered_as_in_one_pass() {
+        let t = text_tagged(&wide);
+        same(&t).unwrap();
+        let g = parse(&t.as_bytes(), "t.goal", &mut |_, _| {}, 0).unwrap().finish().unwrap();
+        let tags: std::collections::HashSet<u32> = (0..g.len() as u32).map(|v| g.tag(v)).filter(|&t| t > 1 << 31).collect();
+        assert!(tags.len() > 24 * 100, "every wide tag has its own id");
+        // A literal tag in the id range: each part may be fine alone, the file is not.
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines.iter().position(|l| *l == "rank 20 {").unwrap() + 1;
+        for tag in [u32::MAX - 1, u32::MAX - 24 * 125] {
+            let mut l = lines.clone();
+            let extra = format!("l99999: send 8b to 0 tag {tag}");
+            l.insert(at, &extra);
+            let e = same(&l.join("\n")).expect_err("a colliding literal tag was accepted");
+            assert!(e.contains("collides"), "{e}");
+        }
     }
 
     #[test]

@@ -29,6 +29,27 @@ impl WideTags {
         self.check().map(|_| id)
     }
 
+    /// Fold the table of one part of a text read in parts into the file-wide `all` (parts in
+    /// file order): the file-wide id of each of this part's ids, indexed by `ANY - 1 - id`.
+    /// Ids come out exactly as one pass over the file hands them out (in order of first
+    /// appearance), so a text read in parts is the same graph as one read in one pass.
+    pub fn fold_into(&self, all: &mut WideTags) -> Vec<u32> {
+        all.max_literal = all.max_literal.max(self.max_literal);
+        let mut mine: Vec<(u32, u64)> = self.ids.iter().map(|(&tag, &id)| (id, tag)).collect();
+        mine.sort_unstable_by_key(|&(id, _)| std::cmp::Reverse(id)); // the highest id was handed out first
+        mine.into_iter()
+            .map(|(_, tag)| {
+                let next = ANY - 1 - all.ids.len() as u32;
+                *all.ids.entry(tag).or_insert(next)
+            })
+            .collect()
+    }
+
+    /// Whether literal tags and ids meet (the one-pass read then says where).
+    pub fn collides(&self) -> bool {
+        self.check().is_err()
+    }
+
     /// Literal tags and ids handed out must not meet.
     fn check(&self) -> Result<(), String> {
         let lowest = ANY - self.ids.len() as u32;
@@ -55,6 +76,30 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(w.id(5_000_000_300).unwrap(), a);
         assert!(a < ANY && b < ANY && a != 7);
+    }
+
+    #[test]
+    fn parts_folded_in_order_number_like_one_pass() {
+        let tags = [[7, 1 << 40, 5 << 33], [5 << 33, 3 << 35, 1 << 40], [9, 1 << 41, 3 << 35]];
+        let mut one = WideTags::default();
+        let ids: Vec<Vec<u32>> = tags.iter().map(|p| p.iter().map(|&t| one.id(t).unwrap()).collect()).collect();
+        let mut all = WideTags::default();
+        for (part, want) in tags.iter().zip(&ids) {
+            let mut w = WideTags::default();
+            let local: Vec<u32> = part.iter().map(|&t| w.id(t).unwrap()).collect();
+            let global = w.fold_into(&mut all);
+            let mapped: Vec<u32> = local.iter().map(|&id| if id > 9 { global[(ANY - 1 - id) as usize] } else { id }).collect();
+            assert_eq!(&mapped, want);
+        }
+        assert!(!all.collides());
+        // Each part alone is fine; together a literal tag meets the ids.
+        let (mut a, mut b, mut all) = (WideTags::default(), WideTags::default(), WideTags::default());
+        a.id(u64::from(ANY - 2)).unwrap();
+        b.id(1 << 40).unwrap();
+        b.id(1 << 41).unwrap();
+        a.fold_into(&mut all);
+        b.fold_into(&mut all);
+        assert!(all.collides());
     }
 
     #[test]

@@ -197,6 +197,13 @@ impl GraphBuilder {
         }
     }
 
+    /// Replace every op's tag `t` by `f(t)` (a reader renumbering the tags of a part).
+    pub fn map_tags(&mut self, f: impl Fn(u32) -> u32) {
+        for t in self.tag.iter_mut() {
+            *t = f(*t);
+        }
+    }
+
     /// Set the source and tag of receive `id` (trace converters learn a wildcard receive's
     /// actual source only when it completes, after the op was added).
     pub fn resolve_recv(&mut self, id: u32, src: u32, tag: u32) -> std::result::Result<(), String> {
