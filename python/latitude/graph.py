@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from latitude import _core, analysis, lp, pairs, traced_timeline
+from latitude import _core, analysis, lp
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.jobs import job_source
@@ -25,6 +26,9 @@ from latitude.params import PARAM_NAMES, Params
 from latitude.progress import progress as progress_bar
 from latitude.traces import ScheduleOptions, trace_bytes
 from latitude.units import fmt_size, fmt_time
+
+if TYPE_CHECKING:
+    from latitude.pairs import Pairs
 
 # Inputs at least this large get a progress bar while loading or scheduling.
 PROGRESS_BYTES = 64 << 20
@@ -185,6 +189,8 @@ class Graph:
         def schedule(files: str):
             handle, stats = _schedule(files, kwargs, progress)
             if timeline is not None:
+                from latitude import traced_timeline  # numpy: start-up only timelines pay
+
                 stats["timeline"] = traced_timeline.write(timeline, files, handle, kwargs["timemult"], path)
             return handle, stats
 
@@ -281,13 +287,15 @@ class Graph:
         raw = self._h.predict(p.to_core(), path_limit=path_steps)
         return Prediction(raw, p)
 
-    def pairs(self, params: Params | None = None, **kw) -> pairs.Pairs:
+    def pairs(self, params: Params | None = None, **kw) -> Pairs:
         """Pairwise sensitivities λ_L^{ij}, λ_G^{ij} read off the critical path of one
         prediction (latitude.pairs)."""
+        from latitude.pairs import Pairs  # numpy: start-up only pairwise output pays
+
         p = _params(params, kw)
         cfg = p.to_core()
         raw = self._h.predict(cfg, pairs=True)
-        return pairs.Pairs(Prediction(raw, p), raw["pairs"], self._h.placement(cfg))
+        return Pairs(Prediction(raw, p), raw["pairs"], self._h.placement(cfg))
 
     def placement(self, params: Params | None = None, **kw):
         """The node of each rank on the machine of `params` (a numpy array)."""

@@ -3,7 +3,7 @@ several machines (the LLAMP paper's topology study, Fig. 11)."""
 
 from __future__ import annotations
 
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 EPILOG = """\
 examples:
@@ -28,6 +28,7 @@ def register(sub) -> None:
     )
     p.add_argument("graph", help="GOAL file, job file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
+    add_cache_arg(p)
     p.add_argument(
         "--machine", action="append", required=True, metavar="TOML", help="a machine file (repeat: two or more)"
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 from latitude.outputs import refuse_input
 
 EPILOG = """\
@@ -30,6 +30,7 @@ def register(sub) -> None:
     )
     p.add_argument("graph", help="GOAL file, job file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p, output_o=True)
     p.add_argument("-o", "--output", metavar="CSV", help="rank pairs as CSV (with their nodes, λ_L, λ_G, time)")
     p.add_argument("--nodes", metavar="CSV", help="node pairs as CSV (the rank pairs summed per node pair)")

@@ -7,7 +7,7 @@ import shlex
 import sys
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -22,6 +22,7 @@ def register(sub) -> None:
     p.add_argument("graph", help="GOAL file, or a trace (directory or rank-0 file), or a job file")
     p.add_argument("-o", "--output", dest="output", required=True, metavar="HTML", help="the page to write")
     add_schedule_args(p)
+    add_cache_arg(p)
     p.add_argument("--pct", default="1,2,5", metavar="X,Y,...", help="tolerance limits in percent (default 1,2,5)")
     p.add_argument(
         "--range", metavar="A:B", help="L range of the curve (default: baseline to past the largest tolerance)"
