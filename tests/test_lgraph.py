@@ -126,3 +126,24 @@ def test_cache_next_to_a_goal_file_is_used_while_the_goal_is_unchanged(tmp_path)
     with open(cache, "w") as f:
         f.write("mine")
     assert runtime() == want and open(cache).read() == "mine"
+
+
+def test_every_command_that_loads_a_graph_takes_cache():
+    """--cache is on every command whose input goes through schedule_args.load_graph."""
+    import argparse
+    import importlib
+    import inspect
+
+    from latitude.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    loaders = [
+        name
+        for name in COMMANDS
+        if "load_graph(" in inspect.getsource(importlib.import_module(f"latitude.commands.{name}"))
+        and name != "schedule_args"
+    ]
+    assert {"predict", "compare", "pairs", "report", "convert"} <= set(loaders)
+    for name in loaders:
+        options = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        assert "--cache" in options, name
