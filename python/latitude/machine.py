@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from latitude import placement as maps
 from latitude import tomlfile
 from latitude.errors import InputError
 from latitude.units import in_model_range, parse_gap, parse_time
@@ -302,15 +303,7 @@ def _placement(r: _Reader, nodes: dict):
     if how != "file":
         raise r.err("nodes.placement", f"expected 'block', 'round-robin' or 'file', got {how!r}")
     path = r.file(nodes.get("placement_file"), "nodes.placement_file")
-    out = []
-    for no, line in _lines(path):
-        for tok in line.split():
-            if not tok.isdigit():
-                raise InputError(f"{path}:{no}", f"expected node ids (integers ≥ 0), one per rank, got {tok!r}")
-            out.append(int(tok))
-    if not out:
-        raise InputError(path, "no node ids (one per rank, in rank order)")
-    return tuple(out)
+    return maps.read_map(path, "list").nodes
 
 
 def _lines(path: str):

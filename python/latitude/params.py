@@ -96,6 +96,14 @@ class Params:
                 vals[self.index(name) - len(PARAM_NAMES)] = v
         return dataclasses.replace(self, values=tuple(vals), **glob)
 
+    def with_placement(self, nodes) -> Params:
+        """The same point on the same machine with rank i on node ``nodes[i]`` (checked when
+        the core binds it to a graph). A new binding of the same graph: no reload, no re-plan."""
+        if self.machine is None:
+            raise InputError(None, "a placement needs a machine file with [nodes] (docs/network.md)")
+        m = dataclasses.replace(self.machine, placement=tuple(int(n) for n in nodes))
+        return dataclasses.replace(self, machine=m)
+
     def model_kwargs(self) -> dict:
         return {
             "protocol": self.protocol,
