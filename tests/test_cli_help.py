@@ -12,6 +12,8 @@ COMMANDS = [
     "sensitivity",
     "tolerance",
     "lp",
+    "pairs",
+    "place",
     "simulate",
     "generate",
     "calibrate",

@@ -276,8 +276,10 @@ class Graph:
         path = os.fspath(path)
         (self.write_lgraph if path.endswith(".lgraph") else self.write_goal)(path)
 
-    def arrays(self) -> dict:
-        return self._h.arrays()
+    def arrays(self, edges: bool = True) -> dict:
+        """Per-vertex arrays (kind, rank, local, val, peer, tag, partner), and every
+        dependency with `edges`."""
+        return self._h.arrays(edges=edges)
 
     # -- analyses -----------------------------------------------------------------------
 

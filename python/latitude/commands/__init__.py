@@ -14,6 +14,7 @@ COMMANDS = [
     "tolerance",
     "lp",
     "pairs",
+    "place",
     "compare",
     "simulate",
     "generate",
