@@ -146,6 +146,10 @@ def test_swap_gain_equals_repredicted_change_while_the_path_stays(tmp_path):
     t0 = prob.runtime(start)
     for x in range(4):  # moves into the free slots of node 1
         assert prob.runtime(place.apply(start, x, None, 1)) == pytest.approx(t0 - sg.gain(x, None, 1), rel=1e-12)
+    for x, y in itertools.combinations(range(4), 2):  # two ranks at once, for the two of node 1
+        moves = ((x, 1), (y, 1), (4, 0), (5, 0))
+        t = prob.runtime(place.apply_moves(start, moves))
+        assert t == pytest.approx(t0 - sg.change_gain(moves), rel=1e-12), (x, y)
 
 
 def test_swap_gain_bounds_the_new_runtime_on_random_graphs(tmp_path):
@@ -187,8 +191,11 @@ def test_sens_never_worsens_and_anneal_reaches_the_optimum(tmp_path):
     opt = min(prob.runtime(m) for m in balanced_maps(prob))
     t_block = prob.runtime(block)
     assert opt < t_block * 0.95
-    nodes, _ = place.sens(prob, block, place.Options(budget=None))
-    assert prob.runtime(nodes) <= t_block
+    nodes, info = place.sens(prob, block, place.Options(budget=None))
+    # Algorithm 3 alone is stuck (each group half on each node: one rank moved alone cuts
+    # one pair of its ring and joins another); a double swap of two ring neighbours is not
+    assert info["alg3_runtime_ns"] == t_block and info["alg3_swaps"] == 0
+    assert prob.runtime(nodes) == pytest.approx(opt, rel=1e-12)
     found, _ = place.anneal(prob, block, place.Options(seed=5, budget=None, max_evaluations=200))
     assert prob.runtime(found) == pytest.approx(opt, rel=1e-12)
     again, _ = place.anneal(prob, block, place.Options(seed=5, budget=None, max_evaluations=200))

@@ -22,7 +22,12 @@ has a positive gain or when the re-predicted T is not better (the paper's two ru
 Then, because a swap's first-order gain may be eaten by another path becoming critical,
 the search continues with the exact T of the best few candidates per round (``top``),
 taking the best that improves T, and stops when none does (or the budget is spent).
-Candidates whose bound T − gain cannot beat the round's best are not evaluated.
+Candidates whose bound T − gain cannot beat the round's best are not evaluated. The
+refinement also prices *double swaps*: two ranks of a pair on the path that share a node,
+moved together to another node in exchange for two ranks off the path (or free slots),
+with the same first-order gain over the pairs they touch. They get out of the plateau
+where a group is split half and half over two nodes: moving one of its ranks alone cuts
+one pair and joins another (gain 0), moving two that talk joins the group.
 
 **anneal** — simulated annealing over swaps and moves (seeded): each candidate is one
 engine pass; x is drawn from the critical path's ranks half the time, uniformly otherwise;
@@ -195,15 +200,31 @@ class SwapGains:
                 g -= self.pair_cost(y, x, dest, src, ll, lg) - self.pair_cost(y, x, src, src, ll, lg)
         return g
 
-    def candidates(self) -> list:
-        """(gain, x, y or None, node) for every swap/move worth a look, best first; only
-        positive gains (a swap that does not shorten the current path cannot lower T)."""
+    def change_gain(self, moves) -> float:
+        """First-order gain of any change of several ranks' nodes ((rank, node), ...)."""
+        new = dict(moves)
+        nodes, g = self.nodes, 0.0
+        for r, dest in new.items():
+            for o, ll, lg in self.touch.get(r, ()):
+                if o in new and o < r:
+                    continue  # a pair of two moved ranks counts once
+                before = self.pair_cost(r, o, nodes[r], nodes[o], ll, lg)
+                g += before - self.pair_cost(r, o, dest, new.get(o, nodes[o]), ll, lg)
+        return g
+
+    def candidates(self, double: bool = False) -> list:
+        """(gain, moves) for every swap or move worth a look, best first; moves are
+        ((rank, node), ...). Only positive gains (a change that does not shorten the current
+        path cannot lower T). With `double`, also two ranks of a pair on the path that
+        share a node, swapped together with two ranks off the path (or free slots) of
+        another node: the way out when one rank alone gains nothing (half of a group on
+        each node)."""
         nodes, prob = self.nodes, self.prob
         free = prob.free(nodes)
-        by_node: dict = {}
+        off: dict = {}
         for r, n in enumerate(nodes):
             if r not in self.touch:
-                by_node.setdefault(n, r)  # one representative off the path per node
+                off.setdefault(n, []).append(r)  # ranks off the path, per node
         out = []
         crit = sorted(self.touch)
         for x in crit:
@@ -213,24 +234,50 @@ class SwapGains:
                 g = self.move_gain(x, dest)
                 if g > 0:
                     if dest in free:
-                        out.append((g, x, None, dest))
-                    elif dest in by_node:
-                        out.append((g, x, by_node[dest], dest))
+                        out.append((g, ((x, dest),)))
+                    elif dest in off:
+                        out.append((g, ((x, dest), (off[dest][0], nodes[x]))))
             for y in crit:
                 if y > x and nodes[y] != nodes[x]:
                     g = self.gain(x, y, nodes[y])
                     if g > 0:
-                        out.append((g, x, y, nodes[y]))
-        out.sort(key=lambda c: (-c[0], c[1], -1 if c[2] is None else c[2], c[3]))
+                        out.append((g, ((x, nodes[y]), (y, nodes[x]))))
+        if double:
+            for x in crit:
+                for y, _, _ in self.touch[x]:
+                    if y > x and nodes[y] == nodes[x]:
+                        out += self._double(x, y, free, off)
+        out.sort(key=lambda c: (-c[0], c[1]))
+        return out
+
+    def _double(self, x: int, y: int, free: dict, off: dict) -> list:
+        out = []
+        src = self.nodes[x]
+        for dest in self.prob.nodes:
+            if dest == src:
+                continue
+            room = free.get(dest, 0)
+            victims = off.get(dest, [])[: max(0, 2 - room)]
+            if room + len(victims) < 2:
+                continue
+            moves = ((x, dest), (y, dest)) + tuple((v, src) for v in victims)
+            g = self.change_gain(moves)
+            if g > 0:
+                out.append((g, moves))
         return out
 
 
-def apply(nodes, x: int, y: int | None, dest: int) -> list:
+def apply_moves(nodes, moves) -> list:
     out = list(nodes)
-    if y is not None:
-        out[y] = out[x]
-    out[x] = dest
+    for r, n in moves:
+        out[r] = n
     return out
+
+
+def apply(nodes, x: int, y: int | None, dest: int) -> list:
+    """Swap x with y (y goes to x's node), or move x alone (y None), to node `dest`."""
+    moves = ((x, dest),) if y is None else ((x, dest), (y, nodes[x]))
+    return apply_moves(nodes, moves)
 
 
 def sens(prob: Problem, init, opts: Options) -> tuple[list, dict]:
@@ -245,15 +292,19 @@ def sens(prob: Problem, init, opts: Options) -> tuple[list, dict]:
         if budget.spent(prob.evaluations - start_evals):
             info["stop"] = "budget"
             break
-        cands = SwapGains(prob, cur, prob.pairs(cur)).candidates()
+        cands = SwapGains(prob, cur, prob.pairs(cur)).candidates(double=not alg3)
         if not cands:
+            if alg3:  # the paper's first rule ends Algorithm 3; refinement also tries pairs
+                alg3 = False
+                info["alg3_runtime_ns"], info["alg3_swaps"] = t_cur, info["swaps"]
+                continue
             info["stop"] = "no swap with a positive gain"
             break
         best = None
-        for g, x, y, dest in cands[: 1 if alg3 else opts.top]:
+        for g, moves in cands[: 1 if alg3 else opts.top]:
             if best is not None and t_cur - g >= best[0]:
                 continue  # its bound cannot beat this round's best
-            cand = apply(cur, x, y, dest)
+            cand = apply_moves(cur, moves)
             t = prob.runtime(cand)
             if t < t_cur and (best is None or t < best[0]):
                 best = (t, cand)

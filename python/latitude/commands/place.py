@@ -142,8 +142,8 @@ def _table(results, block_ns: float, best, output) -> None:
     for r in results:
         if r.method == "sens":
             con.print(
-                f"sens: Algorithm 3 alone {fmt_time(r.info['alg3_runtime_ns'])} after {r.info['alg3_swaps']} swaps; "
-                f"with exact refinement {r.info['swaps']} swaps (stopped: {r.info['stop']})"
+                f"sens: Algorithm 3 alone {fmt_time(r.info['alg3_runtime_ns'])} after {r.info['alg3_swaps']} swap(s); "
+                f"{r.info['swaps']} change(s) with the exact refinement (stopped: {r.info['stop']})"
             )
     if output:
         con.print(f"wrote {output} ({best.method})")
