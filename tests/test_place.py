@@ -311,3 +311,24 @@ def test_bad_init_files_on_the_command_line(tmp_path):
         one_line(proc, msg)
     proc = run_cli("place", tmp_path / "pp.job", "--machine", tmp_path / "m.toml", "--init", "nowhere", check=False)
     one_line(proc, "--init: expected block, round-robin, random or a map file")
+
+
+def test_searches_against_brute_force_on_random_jobs(tmp_path):
+    """Random programs of 8 ranks on two nodes of 4: both searches never end worse than their
+    start, never below the optimum, and annealing (400 passes over the 70 maps) finds it."""
+    (tmp_path / "m.toml").write_text(TWO_NODES)
+    p = Params.from_machine(str(tmp_path / "m.toml"))
+    sens_hits = 0
+    for seed in range(8):
+        g = latitude.Graph.random(ranks=8, rounds=5, seed=seed, max_calc=3000)
+        block = [0, 0, 0, 0, 1, 1, 1, 1]
+        prob = Problem.of(g, p, block)
+        opt = min(prob.runtime(m) for m in balanced_maps(prob))
+        t_block = prob.runtime(block)
+        nodes, _ = place.sens(prob, block, place.Options(budget=None))
+        t = prob.runtime(nodes)
+        assert opt - 1e-9 <= t <= t_block, seed
+        sens_hits += t == opt
+        found, _ = place.anneal(prob, block, place.Options(seed=seed, budget=None, max_evaluations=400))
+        assert prob.runtime(found) == pytest.approx(opt, rel=1e-12), seed
+    print(f"sens reached the optimum on {sens_hits} of 8")
