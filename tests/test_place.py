@@ -332,3 +332,18 @@ def test_searches_against_brute_force_on_random_jobs(tmp_path):
         found, _ = place.anneal(prob, block, place.Options(seed=seed, budget=None, max_evaluations=400))
         assert prob.runtime(found) == pytest.approx(opt, rel=1e-12), seed
     print(f"sens reached the optimum on {sens_hits} of 8")
+
+
+def test_the_machine_files_placement_is_the_default_start(tmp_path):
+    job, m = files(
+        tmp_path,
+        FAT_TREE.replace("ranks_per_node = 2", 'ranks_per_node = 2\nplacement = "file"\nplacement_file = "map.txt"'),
+        PINGPONG,
+    )
+    (tmp_path / "map.txt").write_text("3 2 3 1 2 1\n")  # nodes 1-3 of the 4: the allocation
+    data = json.loads(run_cli("place", job, "--machine", m, "--method", "all", "--evaluations", "50", "--json").stdout)
+    for r in data["methods"]:
+        assert set(r["placement"]) == {1, 2, 3}, r
+    assert data["methods"][0]["placement"] == [1, 1, 2, 2, 3, 3]  # block over the allocation
+    (tmp_path / "map.txt").write_text("3 2 3\n")
+    one_line(run_cli("place", job, "--machine", m, check=False), "gives the node of 3 ranks, the graph has 6")

@@ -116,6 +116,8 @@ class Problem:
             raise InputError(
                 "--machine", "placement needs a machine file with [nodes] (ranks per node, a network): docs/network.md"
             )
+        if len(init) != graph.num_ranks:
+            raise InputError(None, f"an initial map of {len(init)} ranks for a graph of {graph.num_ranks}")
         return cls(graph, params, tuple(sorted(set(int(n) for n in init))), params.machine.ranks_per_node)
 
     @property

@@ -11,7 +11,7 @@ from latitude.errors import InputError
 
 EPILOG = """\
 examples:
-  latitude place app.goal --machine m.toml -o map.txt                     # sens from block
+  latitude place app.goal --machine m.toml -o map.txt        # sens from the machine file's placement
   latitude place app.job --machine m.toml --method all --budget 20 --json
   latitude place app.goal --machine m.toml --init old.txt -o rankfile --format rankfile
   mpirun --rankfile rankfile ./app      # or: SLURM_HOSTFILE=hosts srun --distribution=arbitrary
@@ -40,9 +40,9 @@ def register(sub) -> None:
     add_model_args(p, output_o=True)
     p.add_argument(
         "--init",
-        default="block",
         metavar="HOW",
-        help="initial map and allocation: block, round-robin, random, or a map FILE (default block)",
+        help="initial map and allocation: block, round-robin, random, or a map FILE "
+        "(default: the machine file's placement)",
     )
     p.add_argument("--method", default="sens", choices=CHOICES, help="sens, anneal, or all methods (default sens)")
     p.add_argument("--seed", type=int, default=1, help="seed of random and anneal (default 1)")
@@ -68,6 +68,8 @@ def _check_args(args) -> None:
 def _init(args, graph, params):
     from latitude import placement as maps
 
+    if args.init is None:  # block, round-robin, or the machine's map file (checked by binding it)
+        return tuple(int(n) for n in graph.placement(params))
     if args.init in ("block", "round-robin", "random"):
         return args.init
     if not os.path.exists(args.init):
