@@ -329,7 +329,9 @@ def sens(prob: Problem, init, opts: Options) -> tuple[list, dict]:
 
 def anneal(prob: Problem, init, opts: Options) -> tuple[list, dict]:
     rng = _random.Random(opts.seed)
-    budget = Budget(opts.budget, opts.max_evaluations)
+    # no budget at all: 100 passes per rank (annealing has no stopping rule of its own)
+    cap = opts.max_evaluations if opts.budget or opts.max_evaluations else 100 * prob.ranks
+    budget = Budget(opts.budget, cap)
     start_evals = prob.evaluations
     cur = list(init)
     t_cur = prob.runtime(cur)
