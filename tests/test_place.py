@@ -169,6 +169,15 @@ def test_swap_gain_bounds_the_new_runtime_on_random_graphs(tmp_path):
             t = prob.runtime(place.apply(nodes, x, y, nodes[y]))
             assert t >= t0 - gn - 1e-9 * t0, (i, x, y, t, t0, gn)
             swaps += 1
+        for x in range(ranks):  # moves into free slots, and the search's own candidates
+            for dest in prob.free(nodes):
+                if dest != nodes[x]:
+                    t = prob.runtime(place.apply(nodes, x, None, dest))
+                    assert t >= t0 - sg.gain(x, None, dest) - 1e-9 * t0, (i, x, dest)
+        for gn, moves in sg.candidates(double=True):
+            t = prob.runtime(place.apply_moves(nodes, moves))
+            assert gn == pytest.approx(sg.change_gain(moves), rel=1e-9), (i, moves)
+            assert t >= t0 - gn - 1e-9 * t0, (i, moves, t, t0, gn)
     assert swaps > 50
 
 
