@@ -41,6 +41,7 @@ the node's ranks), and Scotch (latitude.scotch).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random as _random
 from dataclasses import dataclass, field
@@ -93,6 +94,12 @@ class Options:
     max_evaluations: int | None = None
     top: int = 8
     random_tries: int = 32
+    # called with the share of the budget spent (0..1) as a search goes: a progress bar
+    tick: object = field(default=None, repr=False, compare=False)
+
+    def report(self, budget: Budget, evals: int) -> None:
+        if self.tick:
+            self.tick(budget.fraction(evals))
 
 
 # -- baselines -------------------------------------------------------------------------
@@ -289,6 +296,7 @@ def sens(prob: Problem, init, opts: Options) -> tuple[list, dict]:
     info = {"swaps": 0, "alg3_swaps": 0, "alg3_runtime_ns": t_cur, "stop": ""}
     alg3 = True
     while True:
+        opts.report(budget, prob.evaluations - start_evals)
         if budget.spent(prob.evaluations - start_evals):
             info["stop"] = "budget"
             break
@@ -351,6 +359,7 @@ def anneal(prob: Problem, init, opts: Options) -> tuple[list, dict]:
         else:
             y = rng.choice([r for r, n in enumerate(cur) if n == dest])
         cand = apply(cur, x, y, dest)
+        opts.report(budget, prob.evaluations - start_evals)
         seen = prob.evaluations
         t = prob.runtime(cand)
         stale = stale + 1 if prob.evaluations == seen else 0
@@ -382,7 +391,8 @@ def initial_map(prob_ranks: int, per_node: int, how, rng: _random.Random) -> lis
 
 def compare(graph, params, init="block", methods=METHODS, opts: Options | None = None, progress=None) -> list:
     """Run `methods` on `graph` at `params` from the initial map `init` (block, round-robin,
-    random, or a node per rank); block is always included. Returns one Result per method."""
+    random, or a node per rank); block is always included. Returns one Result per method.
+    `progress(done)` is told the methods done so far (fractions while a search runs)."""
     import time
 
     opts = opts or Options()
@@ -392,9 +402,10 @@ def compare(graph, params, init="block", methods=METHODS, opts: Options | None =
     prob = Problem.of(graph, params, start)
     vol = None
     out = []
-    for m in ("block",) + tuple(x for x in methods if x != "block"):
+    for i, m in enumerate(("block",) + tuple(x for x in methods if x != "block")):
         if progress:
-            progress(m)
+            progress(i)
+            opts = dataclasses.replace(opts, tick=lambda f, i=i: progress(i + f))
         t = time.perf_counter()
         e0 = prob.evaluations
         info: dict = {}

@@ -95,8 +95,7 @@ def run(args) -> int:
     methods = place.METHODS if args.method == "all" else ("block", args.method)
     opts = place.Options(seed=args.seed, budget=args.budget, max_evaluations=args.evaluations, top=args.top)
     with progress("placing", total=len(methods), enabled=not args.json) as update:
-        done = iter(range(len(methods)))
-        results = place.compare(graph, params, init, methods, opts, progress=lambda m: update(next(done)))
+        results = place.compare(graph, params, init, methods, opts, progress=update)
     best = place.best(results)
     if args.output:
         comment = (
