@@ -69,6 +69,9 @@ BAD = [
     ("rankfile", "rank 0 node0\n", "map:1: expected 'rank R=HOST slot=S'"),
     ("slurm", "node0\nlocalhost\n", "map:2: host 'localhost' does not end in a node number"),
     ("list", "# only a comment\n", "an empty placement file"),
+    ("list", "0\n99999999999999999999\n", "map:2: node 99999999999999999999 is beyond the largest node id"),
+    ("list", "0\n\u0663\n", "map:2: expected node ids"),  # an Arabic-Indic digit is not a node id
+    ("slurm", "node0\nnode4294967295\n", "map:2: node 4294967295 is beyond the largest node id"),
 ]
 
 

@@ -37,8 +37,10 @@ from latitude.outputs import write_text
 
 FORMATS = ("list", "rankfile", "slurm")
 MAX_BYTES = 64 << 20
-_RANKFILE = re.compile(r"^rank\s+(\d+)\s*=\s*(\S+)(?:\s+slot\s*=\s*(\S+))?\s*$")
-_TRAILING = re.compile(r"(\d+)$")
+_RANKFILE = re.compile(r"^rank\s+([0-9]+)\s*=\s*(\S+)(?:\s+slot\s*=\s*(\S+))?\s*$")
+_TRAILING = re.compile(r"([0-9]+)$")
+_NUMBER = re.compile(r"[0-9]+")
+MAX_NODE = 2**32 - 2  # node ids are 32-bit in the core
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,14 @@ def _host_node(host: str, hosts: list | None, where: str) -> int:
     m = _TRAILING.search(host)
     if not m:
         raise InputError(where, f"host {host!r} does not end in a node number (give a host list)")
-    return int(m.group(1))
+    return _node_id(m.group(1), where)
+
+
+def _node_id(text: str, where: str) -> int:
+    n = int(text)
+    if n > MAX_NODE:
+        raise InputError(where, f"node {text} is beyond the largest node id {MAX_NODE}")
+    return n
 
 
 def detect_format(path: str) -> str:
@@ -86,7 +95,7 @@ def detect_format(path: str) -> str:
     for _, line in _read_lines(path):
         if line.startswith("rank"):
             return "rankfile"
-        return "list" if all(t.isdigit() for t in line.split()) else "slurm"
+        return "list" if all(_NUMBER.fullmatch(t) for t in line.split()) else "slurm"
     raise InputError(path, "an empty placement file (expected one node per rank)")
 
 
@@ -118,9 +127,9 @@ def read_map(path: str, fmt: str = "auto", hosts: list | None = None) -> MapFile
         for no, line in _read_lines(path):
             for tok in line.split():
                 if fmt == "list":
-                    if not tok.isdigit():
+                    if not _NUMBER.fullmatch(tok):
                         raise InputError(f"{path}:{no}", f"expected node ids (integers ≥ 0), one per rank, got {tok!r}")
-                    nodes.append(int(tok))
+                    nodes.append(_node_id(tok, f"{path}:{no}"))
                 else:
                     nodes.append(_host_node(tok, hosts, f"{path}:{no}"))
                 lines.append(no)
