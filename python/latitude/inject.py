@@ -42,9 +42,12 @@ class InjectOptions:
     eager_limit: int | None = None  # S in bytes; None: every message is eager
     one_way: tuple[float, float] | None = None  # a + b·s ns: one-way time before it is measured
     collectives: bool = True  # False: collectives pass to MPI undelayed
+    pair_delta: str | None = None  # file of a P×P matrix: extra ΔL per pair of ranks, ns
 
     def env(self) -> dict[str, str]:
         env = {"LATITUDE_INJECT_DELTA_L": f"{self.delta_L:.0f}"}
+        if self.pair_delta:
+            env["LATITUDE_INJECT_PAIR_DELTA"] = str(Path(self.pair_delta).resolve())
         if self.eager_limit is not None and self.eager_limit < 2**63 - 1:
             env["LATITUDE_INJECT_EAGER_LIMIT"] = str(int(self.eager_limit))
         if self.one_way is not None:

@@ -38,6 +38,7 @@
 /* ---- configuration and counters ---- */
 struct ij_state {
     uint64_t delta;         /* ΔL, ns */
+    uint64_t *pair_delta;   /* extra ΔL to each world rank (emulated nodes), or NULL */
     uint64_t eager_limit;   /* S: messages of more bytes use the rendezvous rule */
     double ow_a, ow_b;      /* fallback one-way model a + b·s (ns), used before any sample */
     int64_t clock_offset;   /* added to CLOCK_MONOTONIC: the reference node's clock */
@@ -117,6 +118,7 @@ struct ij_comm {
     int remote;           /* number of peers p2p addresses (remote group for intercomms) */
     int inter;
     struct ij_peer *peers; /* [remote], allocated on first use */
+    int *world;            /* world rank of each peer (with pair_delta only) */
     uint32_t coll_seq;
 };
 struct ij_comm *ij_comm_get(MPI_Comm c); /* NULL: not known (created by an unwrapped call) */
@@ -124,6 +126,8 @@ struct ij_peer *ij_peer(struct ij_comm *c, int peer);
 void ij_comm_register(MPI_Comm c);       /* collective over c: creates its shadow */
 void ij_comm_forget(MPI_Comm c);
 void ij_comm_free_all(void);
+/* ΔL of a message between this rank and `peer` of c: ΔL plus the pair's extra (emulated nodes) */
+uint64_t ij_delta(const struct ij_comm *c, int peer);
 
 /* ---- timestamp/FIN streams, one-way estimates, release rule (ij_stream.c) ---- */
 void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm);
@@ -146,7 +150,7 @@ enum {
     IJ_WAITED = 1,  /* by a poll that closely followed one that found it incomplete */
     IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
 };
-uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited);
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t delta);
 /* the injector's work on one observed receive, t_done to its end (shifts releases) */
 void ij_own_work(uint64_t ns);
 

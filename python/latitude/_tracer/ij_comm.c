@@ -28,6 +28,31 @@ struct ij_peer *ij_peer(struct ij_comm *c, int peer)
     return &c->peers[peer];
 }
 
+/* World rank of each rank a point-to-point call on c addresses (the remote group of an
+ * intercommunicator); -1 where there is none (a rank of another world). */
+static int *world_ranks(MPI_Comm c, int inter, int n)
+{
+    MPI_Group g, w;
+    if (inter)
+        PMPI_Comm_remote_group(c, &g);
+    else
+        PMPI_Comm_group(c, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &w);
+    int *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);
+    if (!in || !out)
+        ij_fatal("out of memory");
+    for (int i = 0; i < n; i++)
+        in[i] = i;
+    PMPI_Group_translate_ranks(g, n, in, w, out);
+    for (int i = 0; i < n; i++)
+        if (out[i] == MPI_UNDEFINED)
+            out[i] = -1;
+    free(in);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&w);
+    return out;
+}
+
 void ij_comm_register(MPI_Comm c)
 {
     if (c == MPI_COMM_NULL || ij_comm_get(c))
@@ -43,7 +68,17 @@ void ij_comm_register(MPI_Comm c)
     ic->remote = ic->size;
     if (ic->inter)
         PMPI_Comm_remote_size(c, &ic->remote);
+    if (ij.pair_delta)
+        ic->world = world_ranks(c, ic->inter, ic->remote);
     lt_map_put(&comms, LT_HANDLE(c), (uint64_t)(uintptr_t)ic);
+}
+
+uint64_t ij_delta(const struct ij_comm *c, int peer)
+{
+    if (!ij.pair_delta || !c || !c->world || peer < 0 || peer >= c->remote)
+        return ij.delta;
+    int w = c->world[peer];
+    return w < 0 ? ij.delta : ij.delta + ij.pair_delta[w];
 }
 
 static void release(struct ij_comm *ic)
@@ -59,6 +94,7 @@ static void release(struct ij_comm *ic)
         free(ic->peers);
     }
     PMPI_Comm_free(&ic->shadow);
+    free(ic->world);
     free(ic);
 }
 

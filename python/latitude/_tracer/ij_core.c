@@ -3,6 +3,9 @@
  *
  * Environment:
  *   LATITUDE_INJECT_DELTA_L      ΔL in ns (default 0)
+ *   LATITUDE_INJECT_PAIR_DELTA   file of a P×P matrix (ns, one row per world rank, whitespace
+ *                                separated): the extra ΔL of each pair of ranks, added to ΔL
+ *                                (emulated nodes: `latitude inject --machine --placement`)
  *   LATITUDE_INJECT_EAGER_LIMIT  S in bytes: larger messages use the rendezvous rule
  *                                (default: every message is eager)
  *   LATITUDE_INJECT_OW           "a,b": one-way time a + b·s ns used until measured (default 0,0)
@@ -154,12 +157,40 @@ static void sync_clocks(void)
     ij.clock_offset = offset;
 }
 
+/* This rank's row of the pair matrix: the extra ΔL to every world rank. */
+static void read_pair_delta(void)
+{
+    const char *path = getenv("LATITUDE_INJECT_PAIR_DELTA");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        ij_fatal("LATITUDE_INJECT_PAIR_DELTA: cannot open %s", path);
+    ij.pair_delta = calloc((size_t)ij.size, sizeof *ij.pair_delta);
+    if (!ij.pair_delta)
+        ij_fatal("out of memory");
+    for (long i = 0; i < (long)ij.size * ij.size; i++) {
+        double v;
+        if (fscanf(f, "%lf", &v) != 1 || v < 0)
+            ij_fatal("%s: expected %d×%d non-negative pair delays in ns, value %ld is missing or bad "
+                     "(does the --placement map have fewer ranks than the run?)", path, ij.size, ij.size, i + 1);
+        if (i / ij.size == ij.rank)
+            ij.pair_delta[i % ij.size] = (uint64_t)(v + 0.5);
+    }
+    double extra;
+    if (fscanf(f, "%lf", &extra) == 1)
+        ij_fatal("%s: more than %d×%d pair delays (does the --placement map have more ranks than the run?)",
+                 path, ij.size, ij.size);
+    fclose(f);
+}
+
 /* ---- start and end ---- */
 static void start(int thread_level)
 {
     read_env();
     PMPI_Comm_rank(MPI_COMM_WORLD, &ij.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &ij.size);
+    read_pair_delta();
     if (thread_level == MPI_THREAD_MULTIPLE)
         ij_warn_once("threads", "MPI_THREAD_MULTIPLE: the injector is not thread-safe; make MPI "
                      "calls from one thread at a time");
@@ -189,7 +220,7 @@ static void write_report(void)
             "eager_limit %llu\ninit_end_ns %llu\nfinalize_start_ns %llu\nspan_ns %llu\n"
             "recvs %llu\nsends %llu\nrendezvous %llu\nfins %llu\ncollectives %llu\n"
             "probes %llu\nexact_one_way %llu\nheld_ns %llu\ncollectives_passed_through %llu\n"
-            "clock_offset_ns %lld\nsend_wait_ns %llu\nrecv_wait_ns %llu\n",
+            "clock_offset_ns %lld\nsend_wait_ns %llu\nrecv_wait_ns %llu\npair_delta %d\n",
             ij.rank, ij.size, host, (unsigned long long)ij.delta,
             (unsigned long long)ij.eager_limit, (unsigned long long)ij.t_init_end,
             (unsigned long long)ij.t_fin_start,
@@ -199,7 +230,7 @@ static void write_report(void)
             (unsigned long long)ij.n_probe, (unsigned long long)ij.n_exact,
             (unsigned long long)ij.held_ns, (unsigned long long)ij.n_fallback,
             (long long)ij.clock_offset, (unsigned long long)ij.send_ns,
-            (unsigned long long)ij.recv_ns);
+            (unsigned long long)ij.recv_ns, ij.pair_delta != NULL);
     fclose(f);
 }
 

@@ -214,7 +214,7 @@ static int probe_once(struct ij_comm *c, int src, int tag, int *flag, MPI_Status
         /* the envelope: a rendezvous message's RTS travels like a small eager message */
         uint64_t sz = e->bytes > ij.eager_limit ? 0 : e->bytes;
         double ow = waiting && now - waiting < 5000 ? (double)(now - e->t_send) : ij_ow_hat(sz);
-        uint64_t r = e->t_send + (uint64_t)(ow > 0 ? ow : 0) + ij.delta;
+        uint64_t r = e->t_send + (uint64_t)(ow > 0 ? ow : 0) + ij_delta(c, st->MPI_SOURCE);
         *rel = r > now ? r : now;
         ij.n_probe++;
     }

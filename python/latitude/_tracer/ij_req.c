@@ -272,7 +272,7 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
     struct ij_ts ts;
     uint64_t probe_rel;
     ij_ts_take(r->c, r->chan, st->MPI_SOURCE, st->MPI_TAG, &ts, &probe_rel);
-    r->t_release = ij_release(&ts, r->t_post, now, waited);
+    r->t_release = ij_release(&ts, r->t_post, now, waited, ij_delta(r->c, st->MPI_SOURCE));
     r->known = 1;
     ij.n_recv++;
     if (ts.bytes > ij.eager_limit)
@@ -350,7 +350,7 @@ static int poll_send(struct ij_req *r)
         if (fresh && r->t_fin_seen && t0 - r->t_fin_seen <= WAITING_GAP_NS && ij_now() > fin.t_sent)
             ij_ow_sample(sizeof fin, ij_now() - fin.t_sent);
         double ow = ij_ow_hat(sizeof fin);
-        uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + ij.delta;
+        uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + ij_delta(r->c, r->peer);
         r->t_release = rel > r->t_done ? rel : r->t_done;
         r->known = 1;
         if (ij.debug > 0) {

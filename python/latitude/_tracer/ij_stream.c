@@ -369,7 +369,7 @@ void ij_own_work(uint64_t w)
 }
 
 /* ---- the release rule (see the top comment) ---- */
-uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited)
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t delta)
 {
     uint64_t now = ij_now();
     uint64_t shift = work.n ? work.sorted[work.n / 2] : now > t_done ? now - t_done : 0;
@@ -387,9 +387,9 @@ uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, in
         ow = e > 0 ? (uint64_t)e : 0;
     }
     uint64_t k = rndv ? 3 : 1;
-    uint64_t rel = ts->t_send + ow + k * ij.delta;
-    if (rndv && waited && t_done + 2 * ij.delta > rel)
-        rel = t_done + 2 * ij.delta;
+    uint64_t rel = ts->t_send + ow + k * delta;
+    if (rndv && waited && t_done + 2 * delta > rel)
+        rel = t_done + 2 * delta;
     if (rel < t_done)
         rel = t_done;
     rel += shift;

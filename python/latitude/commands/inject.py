@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import shlex
 import tempfile
 from pathlib import Path
 
-from latitude import inject, launcher
+from latitude import emulate, inject, launcher
+from latitude import placement as maps
 from latitude.commands.launch_args import add_launch_args
-from latitude.errors import ToolError
+from latitude.errors import InputError, ToolError
 from latitude.params import Params
 from latitude.units import fmt_size, fmt_time, parse_seconds, parse_size, parse_time
 
@@ -19,10 +22,18 @@ examples:
   latitude inject --delta-L 50us -- mpirun -np 2 apps/halo2d
   latitude inject --delta-L 20us --machine machine.toml -- mpirun -np 2 ./app
   latitude inject --delta-L 5us --json -- mpiexec.mpich -np 4 ./app
+  latitude inject --machine ft.toml --placement map.txt -- mpirun -np 8 ./app   # emulated nodes
+  latitude inject --machine ft.toml --placement map.txt --self-check -- mpirun -np 2
 
 Messages of more than the eager limit (--eager-limit, or S of --machine) follow the
 handshake rendezvous: 3·ΔL to the receiver, 4·ΔL to the sender. Without either option every
 message is treated as eager (ΔL to the receiver only). See docs/validation.md.
+
+With --placement, ranks run as if on the machine's nodes: each pair of ranks gets the
+machine's latency for its nodes minus the intra-node latency on top of --delta-L (0 by
+default); ranks on one emulated node get nothing extra. --self-check measures each class of
+pairs on two ranks (the command is then a launcher for 2 ranks, no program) and exits 1 if
+one misses its delay by more than max(0.5 µs, 3 %). See docs/placement.md.
 
 The exit status is the program's own (128 + n if a signal n killed it); a failed run shows the
 last lines of its standard error. A run is stopped after --timeout (default 1h)."""
@@ -38,13 +49,23 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--delta-L", required=True, metavar="TIME", help="added latency ΔL, e.g. 50us")
+    p.add_argument("--delta-L", metavar="TIME", help="added latency ΔL, e.g. 50us (required without --placement)")
     p.add_argument(
         "--eager-limit",
         metavar="SIZE",
         help="S: larger messages use the rendezvous rule (default: --machine's S, else every message is eager)",
     )
     p.add_argument("--machine", metavar="TOML", help="machine file (latitude calibrate): its S and L+2o, G+O estimates")
+    p.add_argument(
+        "--placement",
+        metavar="MAP",
+        help="emulate the --machine's nodes: a rank→node map (list, rankfile or Slurm host list)",
+    )
+    p.add_argument(
+        "--self-check",
+        action="store_true",
+        help="with --placement: measure each pair class's delay on two ranks (command: a launcher for 2 ranks)",
+    )
     p.add_argument("--no-collectives", action="store_true", help="leave collectives to MPI (no latency added to them)")
     p.add_argument(
         "--json",
@@ -61,8 +82,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def options(args) -> inject.InjectOptions:
-    delta = parse_time(args.delta_L, "--delta-L")
+def options(args, pair_file: str | None = None) -> inject.InjectOptions:
+    """The injector's options; with --placement the pair-delay matrix is written to `pair_file`."""
+    if args.delta_L is None and not args.placement:
+        raise InputError("--delta-L", "expected the added latency ΔL, e.g. 50us (or --placement with --machine)")
+    delta = parse_time(args.delta_L, "--delta-L") if args.delta_L is not None else 0.0
     coll = not args.no_collectives
     if args.machine:
         opts = inject.InjectOptions.for_machine(Params.from_machine(args.machine), delta, coll)
@@ -70,14 +94,35 @@ def options(args) -> inject.InjectOptions:
         opts = inject.InjectOptions(delta_L=delta, collectives=coll)
     if args.eager_limit:
         opts = inject.InjectOptions(delta, parse_size(args.eager_limit, "--eager-limit"), opts.one_way, coll)
+    if args.placement:
+        if not args.machine:
+            raise InputError("--placement", "needs --machine (the machine whose nodes are emulated)")
+        params = Params.from_machine(args.machine)
+        if params.machine is None:
+            raise InputError("--machine", "emulating nodes needs a machine file with [nodes] (docs/network.md)")
+        m = maps.read_map(args.placement)
+        nodes = maps.check(m, len(m.nodes), params.machine.ranks_per_node, params.machine.nodes())
+        emulate.write_matrix(pair_file, emulate.pair_delta(params, nodes))
+        opts = dataclasses.replace(opts, pair_delta=pair_file)
     return opts
 
 
 def run(args) -> int:
-    opts = options(args)
+    if args.print_command and args.placement:  # the command outlives this process: so does the matrix
+        fd, pair_file = tempfile.mkstemp(prefix="latitude-pair-delta-", suffix=".txt")
+        os.close(fd)
+        return _run(args, pair_file)
+    with tempfile.TemporaryDirectory(prefix="latitude-pairs-") as tmp:
+        return _run(args, os.path.join(tmp, "pair-delta.txt"))
+
+
+def _run(args, pair_file: str) -> int:
+    opts = options(args, pair_file)
     timeout = parse_seconds(args.timeout)
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild)
+    if args.self_check:
+        return _self_check(args, launch, opts, timeout)
     if args.print_command:
         env = inject.preload_env(lib, opts, Path("REPORT_DIR"))
         del env["LATITUDE_INJECT_REPORT"]
@@ -105,6 +150,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
     s = "every message eager" if opts.eager_limit is None else f"eager ≤ {fmt_size(opts.eager_limit)}"
+    if opts.pair_delta:
+        s += f"; emulated nodes of {os.path.basename(args.machine)} as placed by {args.placement}"
     inject.log(
         f"ΔL = {fmt_time(opts.delta_L)} ({s}): runtime {res.runtime_ns / 1e9:.6f} s "
         f"(MPI_Init end → MPI_Finalize start, longest of {len(ranks)} ranks), "
@@ -121,8 +168,33 @@ def run(args) -> int:
     return launcher.exit_status(status)
 
 
+def _self_check(args, launch, opts, timeout) -> int:
+    if not opts.pair_delta:
+        raise InputError("--self-check", "needs --placement and --machine (the pair delays to check)")
+    with open(opts.pair_delta) as f:
+        matrix = [[float(v) for v in line.split()] for line in f]
+    rows = emulate.self_check(launch, matrix, timeout or 300.0)
+    if args.json:
+        print(json.dumps({"pair_delay_self_check": rows}, indent=1))
+    for r in rows:
+        pair = f"pairs like {r['pair'][0]}–{r['pair'][1]}"
+        if r["measured_ns"] is None:
+            inject.log(f"{pair}: one emulated node, no extra delay")
+            continue
+        inject.log(
+            f"{pair}: intended {fmt_time(r['extra_ns'])}, measured {fmt_time(r['measured_ns'])} "
+            f"({'ok' if r['ok'] else 'MISSED'}, tolerance {fmt_time(r['tolerance_ns'])})"
+        )
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def _summary(res: inject.RunResult, opts: inject.InjectOptions) -> dict:
+    emulated = None
+    if opts.pair_delta:
+        with open(opts.pair_delta) as f:
+            emulated = emulate.classes([[float(v) for v in line.split()] for line in f])
     return {
+        "pair_delay_classes": emulated,
         "delta_L_ns": opts.delta_L,
         "eager_limit": opts.eager_limit,
         "runtime_ns": res.runtime_ns,
