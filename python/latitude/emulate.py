@@ -49,6 +49,14 @@ def pair_delta(params, nodes) -> list:
     return out
 
 
+def host_one_way(params) -> tuple:
+    """The injector's first estimate of a message's natural one-way time on the host, a + b·s
+    ns: the machine's one-node latency plus 2o, and gap per byte plus O (the machine's L is
+    the emulated network's, not the host's)."""
+    costs = PairCosts(params)
+    return (costs.latency(0, 1, 0, 0) + 2 * params.o, costs.gap(0, 1, 0, 0) + params.O)
+
+
 def classes(matrix) -> list:
     """Distinct extra delays with the number of rank pairs (i < j) that get each, smallest first."""
     count: Counter = Counter()

@@ -84,6 +84,8 @@ def register(subparsers) -> None:
 
 def options(args, pair_file: str | None = None) -> inject.InjectOptions:
     """The injector's options; with --placement the pair-delay matrix is written to `pair_file`."""
+    if args.self_check and not (args.placement and args.machine):
+        raise InputError("--self-check", "needs --placement and --machine (the pair delays to check)")
     if args.delta_L is None and not args.placement:
         raise InputError("--delta-L", "expected the added latency ΔL, e.g. 50us (or --placement with --machine)")
     delta = parse_time(args.delta_L, "--delta-L") if args.delta_L is not None else 0.0
@@ -103,7 +105,7 @@ def options(args, pair_file: str | None = None) -> inject.InjectOptions:
         m = maps.read_map(args.placement)
         nodes = maps.check(m, len(m.nodes), params.machine.ranks_per_node, params.machine.nodes())
         emulate.write_matrix(pair_file, emulate.pair_delta(params, nodes))
-        opts = dataclasses.replace(opts, pair_delta=pair_file)
+        opts = dataclasses.replace(opts, pair_delta=pair_file, one_way=emulate.host_one_way(params))
     return opts
 
 
@@ -169,8 +171,6 @@ def _run(args, pair_file: str) -> int:
 
 
 def _self_check(args, launch, opts, timeout) -> int:
-    if not opts.pair_delta:
-        raise InputError("--self-check", "needs --placement and --machine (the pair delays to check)")
     with open(opts.pair_delta) as f:
         matrix = [[float(v) for v in line.split()] for line in f]
     rows = emulate.self_check(launch, matrix, timeout or 300.0)
