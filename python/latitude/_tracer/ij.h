@@ -20,6 +20,8 @@
  *    protocol of the LLAMP paper's App. B (docs/model.md, model.rs): the receiver completes
  *    3·ΔL later (RTS, read request, data) and the sender completes when a FIN message that
  *    the receiver sends at its release time reaches it (a 4th ΔL).
+ *  - ΔL may differ per pair of ranks (emulated nodes, LATITUDE_INJECT_PAIR_DELTA): every rule
+ *    above uses the pair's ΔL, ij_delta(comm, peer) = ΔL + the pair's extra (ij_comm.c).
  *  - All ranks of a node read one clock (CLOCK_MONOTONIC); ranks on other nodes correct
  *    theirs by an offset measured at MPI_Init (ij_core.c).
  *  - Collectives are re-implemented over point-to-point on the shadow communicator with the
