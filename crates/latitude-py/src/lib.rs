@@ -481,7 +481,6 @@ impl Graph {
     }
 }
 
-/// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
 /// Cache key of a graph made from `paths` (files, or directories of files) with options
 /// `extra`: their sizes and modification times. None if a path is missing.
 #[pyfunction]
@@ -497,6 +496,7 @@ fn is_lgraph(path: &str) -> bool {
     lgraph::is_lgraph(path)
 }
 
+/// ns (float) -> ticks (10⁻⁹ ns, integer), the unit of exact parameter values.
 fn ticks(ns: f64) -> i128 {
     (ns * TICKS_PER_NS as f64).round() as i128
 }
