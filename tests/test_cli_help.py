@@ -17,6 +17,8 @@ COMMANDS = [
     "simulate",
     "generate",
     "calibrate",
+    "measure-coll",
+    "variability",
     "inject",
     "validate",
 ]

@@ -20,6 +20,8 @@ COMMANDS = [
     "generate",
     "convert",
     "calibrate",
+    "measure_coll",
+    "variability",
     "inject",
     "validate",
     "sweep",

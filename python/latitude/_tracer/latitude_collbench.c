@@ -1,0 +1,202 @@
+/* latitude-collbench: OSU-style timing of one collective, every iteration kept, for
+ * `latitude measure-coll`. Which algorithm the MPI library runs is chosen outside, through
+ * its own parameters (Open MPI's coll_tuned MCA parameters, MPICH's CVARs) in the ranks'
+ * environment; this program only times what the library does.
+ *
+ * usage: latitude-collbench --coll bcast|reduce|allreduce|alltoall --sizes 4,1024,...
+ *                           [--iters N] [--warmup N] [--root R]
+ *
+ * Per size: --warmup untimed calls, then --iters timed ones; each timed call is preceded by
+ * an MPI_Barrier and timed on its own on every rank (clock read cost subtracted). Sizes are
+ * the bytes per rank: the vector of bcast/reduce/allreduce (MPI_FLOAT, sizes a multiple of 4,
+ * as OSU), one block per peer for alltoall (MPI_BYTE). Rank 0 prints CSV lines:
+ *
+ *   library,<MPI_Get_library_version, first line, commas replaced>
+ *   procs,<P>
+ *   rank,<r>,<host>,<cpu>          where each rank ran (sched_getcpu at start)
+ *   timer,<ns>                     cost of one clock read
+ *   samples,<bytes>,<rank>,<v>;<v>;...   that rank's time of each timed call (µs)
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLTOALL };
+
+static int rank, nprocs;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median of back-to-back clock reads (µs) */
+static double timer_cost(void)
+{
+    enum { N = 1001 };
+    static double d[N];
+    for (int i = 0; i < N; i++) {
+        double t0 = now_us();
+        d[i] = now_us() - t0;
+    }
+    qsort(d, N, sizeof *d, cmp_d);
+    return d[N / 2];
+}
+
+static void die(const char *msg)
+{
+    if (rank == 0)
+        fprintf(stderr, "latitude-collbench: %s\n", msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static long parse_long(const char *s, const char *what)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < 0)
+        die(what);
+    return v;
+}
+
+static void call(enum coll c, char *sbuf, char *rbuf, long bytes, int root)
+{
+    switch (c) {
+    case BCAST:
+        MPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+        break;
+    case REDUCE:
+        MPI_Reduce(sbuf, rbuf, (int)(bytes / 4), MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+        break;
+    case ALLREDUCE:
+        MPI_Allreduce(sbuf, rbuf, (int)(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case ALLTOALL:
+        MPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    }
+}
+
+static void print_where(void)
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len;
+    MPI_Get_processor_name(host, &len);
+    for (char *p = host; *p; p++)
+        if (*p == ',' || *p == '\n')
+            *p = '_';
+    int cpu = sched_getcpu();
+    char *all = rank == 0 ? malloc((size_t)nprocs * MPI_MAX_PROCESSOR_NAME) : NULL;
+    int *cpus = rank == 0 ? malloc((size_t)nprocs * sizeof *cpus) : NULL;
+    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n\r")] = '\0';
+        for (char *p = lib; *p; p++)
+            if (*p == ',')
+                *p = ';';
+        printf("library,%s\nprocs,%d\n", lib, nprocs);
+        for (int r = 0; r < nprocs; r++)
+            printf("rank,%d,%s,%d\n", r, all + (size_t)r * MPI_MAX_PROCESSOR_NAME, cpus[r]);
+        free(all);
+        free(cpus);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    const char *coll_name = NULL, *sizes_arg = NULL;
+    long iters = 1000, warmup = 100, root = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--coll"))
+            coll_name = argv[i + 1];
+        else if (!strcmp(argv[i], "--sizes"))
+            sizes_arg = argv[i + 1];
+        else if (!strcmp(argv[i], "--iters"))
+            iters = parse_long(argv[i + 1], "--iters: expected a count");
+        else if (!strcmp(argv[i], "--warmup"))
+            warmup = parse_long(argv[i + 1], "--warmup: expected a count");
+        else if (!strcmp(argv[i], "--root"))
+            root = parse_long(argv[i + 1], "--root: expected a rank");
+        else
+            die("unknown option");
+    }
+    enum coll c = BCAST;
+    if (!coll_name || !sizes_arg)
+        die("usage: latitude-collbench --coll bcast|reduce|allreduce|alltoall --sizes LIST");
+    if (!strcmp(coll_name, "bcast"))
+        c = BCAST;
+    else if (!strcmp(coll_name, "reduce"))
+        c = REDUCE;
+    else if (!strcmp(coll_name, "allreduce"))
+        c = ALLREDUCE;
+    else if (!strcmp(coll_name, "alltoall"))
+        c = ALLTOALL;
+    else
+        die("--coll: expected bcast, reduce, allreduce or alltoall");
+    if (root >= nprocs || iters < 1)
+        die("--root beyond the communicator or --iters < 1");
+
+    print_where();
+    double tcost = timer_cost();
+    if (rank == 0)
+        printf("timer,%.1f\n", tcost * 1e3);
+
+    double *t = malloc((size_t)iters * sizeof *t);
+    double *all = rank == 0 ? malloc((size_t)iters * (size_t)nprocs * sizeof *all) : NULL;
+    char *list = strdup(sizes_arg);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        long bytes = parse_long(tok, "--sizes: expected byte counts");
+        if ((c == REDUCE || c == ALLREDUCE) && bytes % 4)
+            die("--sizes: reduce and allreduce sizes must be multiples of 4 (MPI_FLOAT)");
+        size_t n = (size_t)bytes * (c == ALLTOALL ? (size_t)nprocs : 1) + 1;
+        char *sbuf = malloc(n), *rbuf = malloc(n);
+        if (!sbuf || !rbuf)
+            die("out of memory for the buffers");
+        memset(sbuf, 0, n);
+        memset(rbuf, 0, n);
+        for (long i = 0; i < warmup; i++)
+            call(c, sbuf, rbuf, bytes, (int)root);
+        for (long i = 0; i < iters; i++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now_us();
+            call(c, sbuf, rbuf, bytes, (int)root);
+            double dt = now_us() - t0 - tcost;
+            t[i] = dt > 0 ? dt : 0; /* a call faster than the median clock read */
+        }
+        MPI_Gather(t, (int)iters, MPI_DOUBLE, all, (int)iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            for (int r = 0; r < nprocs; r++) {
+                printf("samples,%ld,%d,", bytes, r);
+                for (long i = 0; i < iters; i++)
+                    printf(i ? ";%.3f" : "%.3f", all[(size_t)r * (size_t)iters + (size_t)i]);
+                printf("\n");
+            }
+            fflush(stdout);
+        }
+        free(sbuf);
+        free(rbuf);
+    }
+    free(list);
+    free(t);
+    free(all);
+    MPI_Finalize();
+    return 0;
+}

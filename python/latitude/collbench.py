@@ -1,0 +1,281 @@
+"""Measured collectives (`latitude measure-coll`): running ``latitude-collbench`` once per
+collective and algorithm, and the samples table it produces.
+
+``latitude-collbench`` (tracer/latitude_collbench.c) times one collective OSU style: per
+message size a warm-up, then each timed call after an MPI_Barrier, on every rank. Which
+algorithm the library runs is set through the library's own parameters in the ranks'
+environment, named here as in our collective library (docs/schedule.md):
+
+* Open MPI: ``coll_tuned_use_dynamic_rules=1`` and ``coll_tuned_<coll>_algorithm=<id>``
+  (MCA parameters as ``OMPI_MCA_*`` variables);
+* MPICH: ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name>`` with
+  ``MPIR_CVAR_DEVICE_COLLECTIVES=none`` (so the device layer does not pick its own).
+
+``default`` sets nothing: the library's own choice by size (what an application gets).
+
+The samples table has one row per timed call: ``time_us`` is the slowest rank's time of that
+call (the collective is done when its last rank is), ``mean_us`` the mean over the ranks.
+Every row carries the run's metadata (MPI library and version, launcher, algorithm, P, size,
+the ranks' hosts and cores, which channels were real, and the background metric b when a
+Slurm queue is reachable), so one file is self-describing and loads into pandas as is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import statistics
+from dataclasses import dataclass, field
+
+from latitude import launcher, slurm
+from latitude.errors import InputError, ToolError
+
+COLLBENCH_PROGRAM = "latitude-collbench"
+COLLECTIVES = ("bcast", "reduce", "allreduce", "alltoall")
+DEFAULT_SIZES = (4, 64, 1024, 16384, 65536, 262144)
+
+# our algorithm name -> (Open MPI coll_tuned id, MPICH CVAR value); None: that library has none
+ALGORITHMS: dict[str, dict[str, tuple[int | None, str | None]]] = {
+    "bcast": {
+        "linear": (1, None),
+        "chain": (2, None),
+        "binary": (5, None),
+        "binomial": (6, "binomial"),
+        "scatter_allgather": (9, "scatter_ring_allgather"),
+    },
+    "reduce": {
+        "linear": (1, None),
+        "chain": (2, None),
+        "binary": (4, None),
+        "binomial": (5, "binomial"),
+        "rabenseifner": (7, "reduce_scatter_gather"),
+    },
+    "allreduce": {
+        "reduce_bcast": (2, None),
+        "recdoub": (3, "recursive_doubling"),
+        "ring": (4, None),
+        "rabenseifner": (6, "reduce_scatter_allgather"),
+    },
+    "alltoall": {
+        "linear": (1, "scattered"),
+        "pairwise": (2, "pairwise"),
+        "bruck": (3, "brucks"),
+    },
+}
+
+COLUMNS = [
+    "run",
+    "started",
+    "mpi",
+    "library",
+    "launcher",
+    "coll",
+    "algorithm",
+    "procs",
+    "bytes",
+    "iteration",
+    "time_us",
+    "mean_us",
+    "hosts",
+    "cpus",
+    "channels",
+    "b",
+    "b_refined",
+]
+
+
+def algorithm_env(family: str, coll: str, alg: str) -> dict[str, str]:
+    """The environment that makes `family`'s library run `alg` for `coll`."""
+    if alg == "default":
+        return {}
+    known = ALGORITHMS[coll]
+    if alg not in known:
+        raise InputError("--algorithms", f"{coll} has no algorithm {alg!r} (choose from default, {', '.join(known)})")
+    ompi, mpich = known[alg]
+    if family == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(ompi)}
+    if family in ("mpich", "intel"):
+        if mpich is None:
+            raise InputError(
+                "--algorithms", f"MPICH has no {coll} algorithm {alg!r} to force (it has default, {_mpich_names(coll)})"
+            )
+        return {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": mpich, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+    raise InputError("--algorithms", f"cannot choose algorithms for an MPI of family {family!r}; use default")
+
+
+def _mpich_names(coll: str) -> str:
+    return ", ".join(a for a, (_, m) in ALGORITHMS[coll].items() if m)
+
+
+def parse_algorithms(text: str | None, colls: tuple[str, ...]) -> dict[str, list[str]]:
+    """`--algorithms bcast=binomial,chain;reduce=default` (per collective), or a plain list
+    applied to every collective that has the name; default: `default` only."""
+    out = {c: ["default"] for c in colls}
+    if not text:
+        return out
+    for entry in text.split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, eq, algs = entry.partition("=")
+        if not eq:
+            raise InputError("--algorithms", f"expected COLL=ALG,ALG;..., got {entry!r}")
+        name = name.strip()
+        if name not in colls:
+            raise InputError("--algorithms", f"{name!r} is not one of the measured collectives ({', '.join(colls)})")
+        chosen = [a.strip() for a in algs.split(",") if a.strip()]
+        for a in chosen:
+            if a != "default" and a not in ALGORITHMS[name]:
+                raise InputError(
+                    "--algorithms",
+                    f"{name} has no algorithm {a!r} (choose from default, {', '.join(ALGORITHMS[name])})",
+                )
+        out[name] = chosen or ["default"]
+    return out
+
+
+@dataclass
+class BenchRun:
+    """What one latitude-collbench run printed."""
+
+    library: str = ""
+    procs: int = 0
+    ranks: dict = field(default_factory=dict)  # rank -> (host, cpu)
+    timer_ns: float | None = None
+    samples: dict = field(default_factory=dict)  # (bytes, rank) -> [µs per call]
+
+    @classmethod
+    def parse(cls, text: str, where: str = COLLBENCH_PROGRAM) -> BenchRun:
+        r = cls()
+        for n, line in enumerate(text.splitlines(), start=1):
+            parts = line.strip().split(",")
+            try:
+                if parts[0] == "library":
+                    r.library = ",".join(parts[1:]).strip()
+                elif parts[0] == "procs":
+                    r.procs = int(parts[1])
+                elif parts[0] == "rank":
+                    r.ranks[int(parts[1])] = (parts[2], int(parts[3]))
+                elif parts[0] == "timer":
+                    r.timer_ns = float(parts[1])
+                elif parts[0] == "samples":
+                    r.samples[(int(parts[1]), int(parts[2]))] = [float(v) for v in parts[3].split(";")]
+            except (IndexError, ValueError):
+                raise ToolError(f"{where}:{n}: unexpected line {line[:80]!r}") from None
+        if not r.samples or r.procs < 1:
+            raise ToolError(f"{where}: no samples in its output")
+        return r
+
+    def hosts(self) -> str:
+        """`host:count` per host in rank order of first appearance."""
+        counts: dict[str, int] = {}
+        for rank in sorted(self.ranks):
+            host = self.ranks[rank][0]
+            counts[host] = counts.get(host, 0) + 1
+        return ",".join(f"{h}:{c}" for h, c in counts.items())
+
+    def channels(self) -> str:
+        """The channels the messages really used: shared memory within a host, the network
+        between hosts (issue 19's emulated nodes would add emulated ones)."""
+        hosts = {h for h, _ in self.ranks.values()}
+        return "shm" if len(hosts) <= 1 else ("network" if len(hosts) == len(self.ranks) else "shm+network")
+
+    def per_call(self, size: int) -> tuple[list[float], list[float]]:
+        """Per timed call: the slowest rank's time and the mean over ranks."""
+        per_rank = [self.samples[(size, r)] for r in range(self.procs) if (size, r) in self.samples]
+        n = min(len(v) for v in per_rank)
+        slowest = [max(v[i] for v in per_rank) for i in range(n)]
+        mean = [statistics.fmean(v[i] for v in per_rank) for i in range(n)]
+        return slowest, mean
+
+    def sizes(self) -> list[int]:
+        return sorted({s for s, _ in self.samples})
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    colls: tuple[str, ...] = COLLECTIVES
+    algorithms: dict = field(default_factory=dict)  # coll -> [alg names]
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    iters: int = 1000
+    warmup: int = 100
+    root: int = 0
+    timeout: float = 1800
+
+
+def rows_of(
+    run_id: int, started: str, family: str, launch_argv: list[str], coll: str, alg: str, r: BenchRun, b
+) -> list[list]:
+    """The samples-table rows of one run (COLUMNS order)."""
+    cpus = ";".join(str(r.ranks[k][1]) for k in sorted(r.ranks))
+    meta_tail = [r.hosts(), cpus, r.channels(), b.b if b else None, b.refined if b else None]
+    rows = []
+    for size in r.sizes():
+        slowest, mean = r.per_call(size)
+        head = [run_id, started, family, r.library, " ".join(launch_argv), coll, alg, r.procs, size]
+        rows.extend(head + [i, round(t, 3), round(m, 3)] + meta_tail for i, (t, m) in enumerate(zip(slowest, mean)))
+    return rows
+
+
+def measure(launch, opts: BenchOptions, rebuild: bool = False, progress=None) -> list[list]:
+    """Run latitude-collbench once per (collective, algorithm); the samples-table rows."""
+    from latitude import inject
+
+    prog = inject.build_with_spinner(launch, COLLBENCH_PROGRAM, rebuild)
+    rows: list[list] = []
+    run_id = 0
+    for coll in opts.colls:
+        sizes = opts.sizes
+        for alg in opts.algorithms.get(coll, ["default"]):
+            env = algorithm_env(launch.info.family, coll, alg)
+            argv = list(launch.argv) + [str(prog), "--coll", coll, "--sizes", ",".join(map(str, sizes))]
+            argv += ["--iters", str(opts.iters), "--warmup", str(opts.warmup), "--root", str(opts.root)]
+            before = slurm.background_now()
+            started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            cmd, run_env = launch.command(env, argv)
+            run = launcher.run(cmd, run_env, timeout=opts.timeout)
+            if run.returncode != 0:
+                raise ToolError(run.failure(f"`{' '.join(cmd)}` ({coll} {alg})"))
+            bench = BenchRun.parse(run.stdout)
+            b = slurm.stable(before, slurm.background_now())
+            run_id += 1
+            rows.extend(rows_of(run_id, started, launch.info.family, launch.argv, coll, alg, bench, b))
+            if progress:
+                progress(coll, alg)
+    return rows
+
+
+# ---- the samples file ----
+def output_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".csv", ".parquet"):
+        raise InputError("-o", f"expected an output ending in .csv or .parquet, got {path!r}")
+    return ext
+
+
+def write_samples(path: str, rows: list[list]) -> None:
+    """The samples table as CSV or Parquet (by extension), atomically."""
+    import csv
+
+    from latitude.outputs import atomic
+
+    ext = output_format(path)
+    with atomic(path, "samples table") as tmp:
+        if ext == ".csv":
+            with open(tmp, "w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(COLUMNS)
+                w.writerows(["" if v is None else v for v in row] for row in rows)
+            return
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise InputError("-o", "Parquet output needs pyarrow (pip install pyarrow); or write .csv") from None
+        columns = list(zip(*rows)) if rows else [[] for _ in COLUMNS]
+        floats = {"time_us", "mean_us", "b", "b_refined"}
+        arrays = {
+            name: pa.array(list(col), type=pa.float64() if name in floats else None)
+            for name, col in zip(COLUMNS, columns)
+        }
+        pq.write_table(pa.table(arrays), tmp)
