@@ -54,4 +54,5 @@ def examples():
 
 
 # The tracer fixtures (built tracers, compiled apps) are session-wide: shared by every test module.
+from slurmtools import slurm_cluster  # noqa: E402, F401 - a real single-node Slurm, session-wide
 from tracetools import mpich_apps, ompi_apps, tracer_cache  # noqa: E402, F401
