@@ -85,7 +85,9 @@ def test_measure_coll_under_slurm_records_b(slurm_cluster, tracer_cache, tmp_pat
     assert len(rows) == 2000 and {r["launcher"] for r in rows} == {"srun -n 2 --mpi=pmix"}
     # the single node runs our job only: b = 0, recorded (not empty as without Slurm)
     assert {(r["b"], r["b_refined"]) for r in rows} == {("0.0", "0.0")}
-    assert {r["hosts"] for r in rows} == {f"{slurm_cluster.host}:2"} and {r["mpi"] for r in rows} == {"openmpi"}
+    assert {r["hosts"] for r in rows} == {f"{slurm_cluster.host};{slurm_cluster.host}"} and {
+        r["mpi"] for r in rows
+    } == {"openmpi"}
     doc = json.loads(_latitude(slurm_cluster, "variability", out, "--json").stdout)
     assert [c["b"] for c in doc["configurations"]] == [0.0, 0.0]
 

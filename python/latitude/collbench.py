@@ -32,6 +32,9 @@ from latitude.errors import InputError, ToolError
 
 COLLBENCH_PROGRAM = "latitude-collbench"
 COLLECTIVES = ("bcast", "reduce", "allreduce", "alltoall")
+# point-to-point inputs of the composition model (`latitude coll-model`): rank 0's half round
+# trip with each peer (algorithm "peer=R") and its non-blocking fan-out to k ranks ("k=K")
+P2P_MODES = ("p2p", "fanout")
 DEFAULT_SIZES = (4, 64, 1024, 16384, 65536, 262144)
 
 # our algorithm name -> (Open MPI coll_tuned id, MPICH CVAR value); None: that library has none
@@ -86,7 +89,7 @@ COLUMNS = [
 
 def algorithm_env(family: str, coll: str, alg: str) -> dict[str, str]:
     """The environment that makes `family`'s library run `alg` for `coll`."""
-    if alg == "default":
+    if alg == "default" or coll in P2P_MODES:
         return {}
     known = ALGORITHMS[coll]
     if alg not in known:
@@ -121,6 +124,8 @@ def parse_algorithms(text: str | None, colls: tuple[str, ...]) -> dict[str, list
         if not eq:
             raise InputError("--algorithms", f"expected COLL=ALG,ALG;..., got {entry!r}")
         name = name.strip()
+        if name in P2P_MODES:
+            raise InputError("--algorithms", f"{name} is a point-to-point measurement and has no algorithms")
         if name not in colls:
             raise InputError("--algorithms", f"{name!r} is not one of the measured collectives ({', '.join(colls)})")
         chosen = [a.strip() for a in algs.split(",") if a.strip()]
@@ -167,12 +172,8 @@ class BenchRun:
         return r
 
     def hosts(self) -> str:
-        """`host:count` per host in rank order of first appearance."""
-        counts: dict[str, int] = {}
-        for rank in sorted(self.ranks):
-            host = self.ranks[rank][0]
-            counts[host] = counts.get(host, 0) + 1
-        return ",".join(f"{h}:{c}" for h, c in counts.items())
+        """Each rank's host, in rank order (`;`-separated): the placement measured."""
+        return ";".join(self.ranks[r][0] for r in sorted(self.ranks))
 
     def channels(self) -> str:
         """The channels the messages really used: shared memory within a host, the network
@@ -210,6 +211,12 @@ def rows_of(
     cpus = ";".join(str(r.ranks[k][1]) for k in sorted(r.ranks))
     meta_tail = [r.hosts(), cpus, r.channels(), b.b if b else None, b.refined if b else None]
     rows = []
+    if coll in P2P_MODES:  # rank 0's times per peer / fan-out width
+        for (size, k), vals in sorted(r.samples.items()):
+            label = f"{'peer' if coll == 'p2p' else 'k'}={k}"
+            head = [run_id, started, family, r.library, " ".join(launch_argv), coll, label, r.procs, size]
+            rows.extend(head + [i, round(v, 3), round(v, 3)] + meta_tail for i, v in enumerate(vals))
+        return rows
     for size in r.sizes():
         slowest, mean = r.per_call(size)
         head = [run_id, started, family, r.library, " ".join(launch_argv), coll, alg, r.procs, size]

@@ -97,6 +97,20 @@ def read_samples(path: str) -> dict:
     return cols
 
 
+def read_many(paths: list[str]) -> dict:
+    """Several samples files as one table; runs renamed `FILE#RUN` when there are several
+    files (run numbers restart in each)."""
+    if len(paths) == 1:
+        return read_samples(paths[0])
+    parts = [read_samples(p) for p in paths]
+    cols: dict = {}
+    for path, part in zip(paths, parts):
+        part["run"] = [f"{path}#{r}" for r in part["run"]]
+        for k, v in part.items():
+            cols.setdefault(k, []).extend(list(v))
+    return _arrays(cols)
+
+
 def _read_csv(path: str) -> dict:
     try:
         f = open(path, newline="", encoding="utf-8", errors="strict")
@@ -113,7 +127,7 @@ def _read_csv(path: str) -> dict:
                     f"expected a header with the columns {', '.join(NEEDED)} (missing {', '.join(missing)})",
                 )
             idx = {c: header.index(c) for c in header}
-            cols: dict[str, list] = {c: [] for c in (*NEEDED, "b")}
+            cols: dict[str, list] = {c: [] for c in (*NEEDED, "b", "hosts")}
             for n, row in enumerate(reader, start=2):
                 if not row:
                     continue
@@ -157,6 +171,7 @@ def _append_row(cols: dict, row: list[str], idx: dict) -> None:
     cols["run"].append(row[idx["run"]])
     cols["coll"].append(row[idx["coll"]])
     cols["algorithm"].append(row[idx["algorithm"]])
+    cols["hosts"].append(row[idx["hosts"]] if "hosts" in idx else "")
     b = row[idx["b"]] if "b" in idx else ""
     cols["b"].append(number("b") if b.strip() else math.nan)
 
@@ -177,6 +192,11 @@ def _read_parquet(path: str) -> dict:
     cols["b"] = table.column("b").to_pylist() if "b" in table.column_names else [None] * table.num_rows
     cols["b"] = [math.nan if v is None else float(v) for v in cols["b"]]
     cols["run"] = [str(v) for v in cols["run"]]
+    cols["hosts"] = (
+        [str(v or "") for v in table.column("hosts").to_pylist()]
+        if "hosts" in table.column_names
+        else [""] * table.num_rows
+    )
     t = np.asarray(cols["time_us"], dtype=float)
     if not np.all(np.isfinite(t)) or np.any(t < 0):
         raise InputError(path, "expected finite times ≥ 0 in time_us")

@@ -16,6 +16,13 @@
  *   rank,<r>,<host>,<cpu>          where each rank ran (sched_getcpu at start)
  *   timer,<ns>                     cost of one clock read
  *   samples,<bytes>,<rank>,<v>;<v>;...   that rank's time of each timed call (µs)
+ *
+ * Two point-to-point modes feed the composition model of `latitude coll-model`:
+ *   --coll p2p     ping-pong between rank 0 and each rank r in turn; `samples,<bytes>,<r>,...`
+ *                  holds rank 0's half round trips with peer r (one per iteration)
+ *   --coll fanout  rank 0 posts MPI_Isend to ranks 1..k at once and waits for a 0-byte reply
+ *                  from each (the report's non-blocking fan-out), k = 1..P-1;
+ *                  `samples,<bytes>,<k>,...` holds rank 0's times for fan-out k
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -25,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-enum coll { BCAST, REDUCE, ALLREDUCE, ALLTOALL };
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLTOALL, P2P, FANOUT };
 
 static int rank, nprocs;
 
@@ -86,6 +93,48 @@ static void call(enum coll c, char *sbuf, char *rbuf, long bytes, int root)
     case ALLTOALL:
         MPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    default: /* p2p, fanout: p2p_modes */
+        break;
+    }
+}
+
+/* rank 0's half round trips with each peer, or its fan-out times per k (see the top) */
+static void p2p_modes(enum coll c, char *buf, long bytes, long iters, long warmup, double tcost, double *t)
+{
+    for (int k = 1; k < nprocs; k++) {
+        for (long i = -warmup; i < iters; i++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now_us();
+            if (c == P2P) {
+                if (rank == 0) {
+                    MPI_Send(buf, (int)bytes, MPI_BYTE, k, 1, MPI_COMM_WORLD);
+                    MPI_Recv(buf, (int)bytes, MPI_BYTE, k, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == k) {
+                    MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+                }
+            } else if (rank == 0) {
+                MPI_Request req[k];
+                for (int j = 1; j <= k; j++)
+                    MPI_Isend(buf, (int)bytes, MPI_BYTE, j, 2, MPI_COMM_WORLD, &req[j - 1]);
+                MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+                for (int j = 1; j <= k; j++)
+                    MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank <= k) {
+                MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+            }
+            double dt = now_us() - t0 - tcost;
+            if (i >= 0)
+                t[i] = (c == P2P ? dt / 2 : dt) > 0 ? (c == P2P ? dt / 2 : dt) : 0;
+        }
+        if (rank == 0) {
+            printf("samples,%ld,%d,", bytes, k);
+            for (long i = 0; i < iters; i++)
+                printf(i ? ";%.3f" : "%.3f", t[i]);
+            printf("\n");
+            fflush(stdout);
+        }
     }
 }
 
@@ -149,8 +198,12 @@ int main(int argc, char **argv)
         c = ALLREDUCE;
     else if (!strcmp(coll_name, "alltoall"))
         c = ALLTOALL;
+    else if (!strcmp(coll_name, "p2p"))
+        c = P2P;
+    else if (!strcmp(coll_name, "fanout"))
+        c = FANOUT;
     else
-        die("--coll: expected bcast, reduce, allreduce or alltoall");
+        die("--coll: expected bcast, reduce, allreduce, alltoall, p2p or fanout");
     if (root >= nprocs || iters < 1)
         die("--root beyond the communicator or --iters < 1");
 
@@ -172,6 +225,12 @@ int main(int argc, char **argv)
             die("out of memory for the buffers");
         memset(sbuf, 0, n);
         memset(rbuf, 0, n);
+        if (c == P2P || c == FANOUT) {
+            p2p_modes(c, sbuf, bytes, iters, warmup, tcost, t);
+            free(sbuf);
+            free(rbuf);
+            continue;
+        }
         for (long i = 0; i < warmup; i++)
             call(c, sbuf, rbuf, bytes, (int)root);
         for (long i = 0; i < iters; i++) {

@@ -22,6 +22,7 @@ COMMANDS = [
     "calibrate",
     "measure_coll",
     "variability",
+    "coll_model",
     "inject",
     "validate",
     "sweep",

@@ -38,7 +38,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("-o", "--output", metavar="CSV|PARQUET", required=True, help="the samples table")
     p.add_argument(
-        "--colls", metavar="LIST", default=",".join(collbench.COLLECTIVES), help="collectives (default all four)"
+        "--colls",
+        metavar="LIST",
+        default=",".join(collbench.COLLECTIVES),
+        help="collectives (default bcast,reduce,allreduce,alltoall); p2p and fanout measure the "
+        "point-to-point inputs of `latitude coll-model`",
     )
     p.add_argument(
         "--algorithms",
@@ -62,9 +66,10 @@ def options(args) -> collbench.BenchOptions:
     if args.warmup < 0 or args.root < 0:
         raise InputError("--warmup" if args.warmup < 0 else "--root", "expected a value ≥ 0")
     colls = tuple(c.strip() for c in args.colls.split(",") if c.strip())
+    known = collbench.COLLECTIVES + collbench.P2P_MODES
     for c in colls:
-        if c not in collbench.COLLECTIVES:
-            raise InputError("--colls", f"expected some of {', '.join(collbench.COLLECTIVES)}, got {c!r}")
+        if c not in known:
+            raise InputError("--colls", f"expected some of {', '.join(known)}, got {c!r}")
     if not colls:
         raise InputError("--colls", "no collective given")
     sizes = collbench.DEFAULT_SIZES

@@ -29,7 +29,9 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("samples", metavar="SAMPLES", help="CSV or Parquet samples table")
+    p.add_argument(
+        "samples", metavar="SAMPLES", nargs="+", help="CSV or Parquet samples tables (several: runs compared)"
+    )
     p.add_argument("--violin", metavar="PNG|SVG", help="violin plot per collective")
     p.add_argument("--hist", metavar="PNG|SVG", help="histogram per configuration")
     p.add_argument("--csv", metavar="PATH", help="write the statistics table as CSV")
@@ -73,7 +75,7 @@ def run(args) -> int:
     for option in ("violin", "hist"):
         if getattr(args, option):
             plot_variability._check_ext(getattr(args, option), f"--{option}")
-    cols = variability.read_samples(args.samples)
+    cols = variability.read_many(args.samples)
     stats = variability.table(cols)
     corr = variability.b_correlation(cols)
     if args.csv:
