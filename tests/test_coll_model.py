@@ -55,6 +55,36 @@ def test_composition_uses_the_channel_of_each_edge():
     assert cm.compose("binomial", 4, 0, t, lambda n, m: 1.0) == 11
 
 
+@pytest.mark.parametrize(
+    "coll,alg,p",
+    [
+        ("bcast", "chain", 5),
+        ("bcast", "binomial", 8),
+        ("reduce", "linear", 3),
+        ("bcast", "linear", 5),
+        ("bcast", "binary", 6),
+    ],
+)
+def test_graph_prediction_equals_composition_where_they_coincide(coll, alg, p):
+    # LogGPS with o = g = O = 0, every message eager, and a fan-out with no cost (γ = 1) is the
+    # Hockney composition, except that LogGP charges (m − 1)·G where Hockney charges m·β (a
+    # root's sends are not serialised by G without NIC serialisation: linear is one hop)
+    from latitude.params import Params
+
+    m, alpha, beta = 4096, 2.0, 0.0005
+    graph = coll_fit.graph_prediction(coll, alg, p, m, Params(L=alpha * 1e3, o=0, g=0, G=beta * 1e3, O=0, S=1 << 50))
+    hops = max(_depths(cm.parents(alg, p)))
+    assert graph == pytest.approx(hops * (alpha + (m - 1) * beta), rel=1e-9)
+    assert cm.compose(alg, p, m, _flat(alpha, beta), lambda n, m: 1.0) == pytest.approx(hops * (alpha + m * beta))
+
+
+def _depths(par):
+    d = [0] * len(par)
+    for v in range(1, len(par)):
+        d[v] = d[par[v]] + 1
+    return d
+
+
 def test_trees():
     assert cm.parents("binomial", 8) == [-1, 0, 0, 2, 0, 4, 4, 6]
     assert cm.parents("binary", 6) == [-1, 0, 0, 1, 1, 2]

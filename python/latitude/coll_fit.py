@@ -91,7 +91,9 @@ def _medians(cols: dict) -> dict[tuple, tuple[float, list[str]]]:
     return out
 
 
-def fit(cols: dict) -> Model:
+def fit(cols: dict, params=None) -> Model:
+    """The models fitted to the samples; `params` (latitude.params.Params, e.g. from a
+    calibrated machine file) price Latitude's graphs, else the Hockney fit does."""
     med = _medians(cols)
     model = Model()
     per_channel: dict[str, list[tuple[int, float]]] = {}
@@ -109,7 +111,7 @@ def fit(cols: dict) -> Model:
     for (k, size), t in fan.items():
         if k > 1 and (1, size) in fan and fan[(1, size)] > 0:
             model.gamma.table.setdefault(k, {})[size] = t / fan[(1, size)]
-    _compare(model, med)
+    _compare(model, med, params or loggps_from(model))
     model.detected = detect(model, med)
     return model
 
@@ -120,47 +122,71 @@ def _number(label: str, prefix: str) -> int:
     return int(label[len(prefix) :])
 
 
-def _compare(model: Model, med: dict) -> None:
+def _compare(model: Model, med: dict, params) -> None:
     by_alg: dict[tuple[str, str], list] = {}
     for (coll, alg, p, size), (t, hosts) in sorted(med.items()):
-        if coll in cm.MODELLED and alg in cm.TREES and p >= 2:
+        if coll not in ("p2p", "fanout") and alg != "default" and p >= 2:
             by_alg.setdefault((coll, alg), []).append((size, p, hosts, t))
     for (coll, alg), pts in by_alg.items():
         spans = [len(set(h)) > 1 for _, _, h, _ in pts]
         coef = cm.fit_regression([(m, p, s, t) for (m, p, _, t), s in zip(pts, spans)])
         model.regression[f"{coll}/{alg}"] = coef
-        y, comp, reg = [], [], []
+        composed = coll in cm.MODELLED and alg in cm.TREES
+        preds: dict[str, list] = {"composition": [], "regression": [], "graph": []}
+        y = []
         for (m, p, hosts, t), s in zip(pts, spans):
-            c = model.compose(coll, alg, hosts, m)
-            r = cm.predict_regression(coef, m, p, s)
-            y.append(t)
-            comp.append(c)
-            reg.append(r)
-            model.rows.append(
-                {
-                    "coll": coll,
-                    "algorithm": alg,
-                    "procs": p,
-                    "bytes": m,
-                    "measured_us": t,
-                    "composition_us": c,
-                    "regression_us": r,
-                }
-            )
-        r2c, ec = cm.r2_rrmse(y, comp)
-        r2r, er = cm.r2_rrmse(y, reg)
-        model.summary.append(
-            {
+            row = {
                 "coll": coll,
                 "algorithm": alg,
-                "points": len(y),
-                "composition_r2": r2c,
-                "composition_rrmse": ec,
-                "regression_r2": r2r,
-                "regression_rrmse": er,
-                "winner": "composition" if ec < er else "regression",
+                "procs": p,
+                "bytes": m,
+                "measured_us": t,
+                "composition_us": model.compose(coll, alg, hosts, m) if composed else None,
+                "regression_us": cm.predict_regression(coef, m, p, s),
+                "graph_us": graph_prediction(coll, alg, p, m, params),
             }
-        )
+            model.rows.append(row)
+            y.append(t)
+            for k in preds:
+                preds[k].append(row[f"{k}_us"])
+        summary = {"coll": coll, "algorithm": alg, "points": len(y)}
+        errors = {}
+        for k, v in preds.items():
+            r2, e = cm.r2_rrmse(y, v) if None not in v else (None, None)
+            summary |= {f"{k}_r2": r2, f"{k}_rrmse": e}
+            if e is not None:
+                errors[k] = e
+        summary["winner"] = min(errors, key=errors.get)
+        model.summary.append(summary)
+
+
+def graph_prediction(coll: str, alg: str, p: int, m: int, params) -> float:
+    """Latitude's own prediction (µs): the algorithm of our collective library expanded into
+    an execution graph of one call on p ranks and priced with LogGPS `params`. Open MPI's
+    chain is unsegmented by default, so ours is given one segment of the whole message."""
+    import os
+    import tempfile
+
+    from latitude import api
+
+    name = f"chain:{max(m, 1)}" if alg == "chain" else alg
+    job = f"[JOB] coll\n[RANKS] 0-{p - 1}\n[ITERATIONS] 1\n[MOTIF] {coll} bytes={m} alg={name}\n"
+    fd, path = tempfile.mkstemp(suffix=".job", prefix="latitude-coll-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(job)
+        return api.load(path, progress=False).predict(params).runtime_ns / 1e3
+    finally:
+        os.unlink(path)
+
+
+def loggps_from(model: Model):
+    """LogGPS parameters from the shared-memory (else network) Hockney fit when no machine
+    file is given: L = α, G = β, o = g = O = 0, every message eager."""
+    from latitude.params import Params
+
+    h = model.channels.get("shm") or next(iter(model.channels.values()))
+    return Params(L=h.alpha * 1e3, o=0, g=0, G=h.beta * 1e3, O=0, S=1 << 50)
 
 
 def detect(model: Model, med: dict) -> dict:

@@ -25,8 +25,17 @@ def fit_plot(model, path: str) -> None:
         rows = sorted(panels[key], key=lambda r: r["bytes"])
         x = [max(r["bytes"], 1) for r in rows]
         ax.plot(x, [r["measured_us"] for r in rows], "o", color="#222222", label="measured (median)")
-        ax.plot(x, [r["composition_us"] for r in rows], "-", color="#4c72b0", label="p2p composition")
-        ax.plot(x, [max(r["regression_us"], 1e-3) for r in rows], "--", color="#dd8452", label="regression")
+        if rows[0]["composition_us"] is not None:
+            ax.plot(x, [r["composition_us"] for r in rows], "-", color="#4c72b0", label="p2p composition")
+        # a regression line can go below zero at small sizes: not drawn there (log axis)
+        ax.plot(
+            x,
+            [r["regression_us"] if r["regression_us"] > 0 else float("nan") for r in rows],
+            "--",
+            color="#dd8452",
+            label="regression",
+        )
+        ax.plot(x, [r["graph_us"] for r in rows], ":", color="#55a868", label="Latitude graph (LogGPS)")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(f"{key[0]} {key[1]}, P = {key[2]}", fontsize=9)

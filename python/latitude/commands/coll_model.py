@@ -9,6 +9,7 @@ import math
 from latitude import coll_fit, coll_model, variability
 from latitude.errors import InputError
 from latitude.outputs import write_text
+from latitude.params import Params
 from latitude.units import parse_size
 
 EPILOG = """\
@@ -43,6 +44,12 @@ def register(subparsers) -> None:
     )
     f.add_argument("-o", "--output", metavar="JSON", help="write the model (parameters, table, detected --coll)")
     f.add_argument("--plot", metavar="PNG|SVG", help="measured vs both models per collective and algorithm")
+    f.add_argument(
+        "--machine",
+        metavar="TOML",
+        help="LogGPS parameters for Latitude's graph prediction (e.g. from latitude calibrate; "
+        "default: L = α, G = β of the p2p fit)",
+    )
     f.add_argument("--json", action="store_true", help="print the model as JSON")
     f.set_defaults(func=run_fit)
     q = sub.add_parser("predict", help="predict an algorithm's latency from a fitted model")
@@ -66,7 +73,8 @@ def run_fit(args) -> int:
         from latitude import plot_variability
 
         plot_variability._check_ext(args.plot, "--plot")
-    model = coll_fit.fit(variability.read_many(args.samples))
+    params = Params.from_machine(args.machine) if args.machine else None
+    model = coll_fit.fit(variability.read_many(args.samples), params)
     doc = model.to_dict()
     if args.output:
         write_text(args.output, json.dumps(_clean(doc), indent=1) + "\n", "model")
@@ -79,12 +87,11 @@ def run_fit(args) -> int:
         return 0
     for name, h in model.channels.items():
         print(f"channel {name}: α = {h.alpha:.3f} µs, β = {h.beta * 1e3:.4f} ns/B")
-    head = ["coll", "algorithm", "points", "R2 comp", "RRMSE comp", "R2 regr", "RRMSE regr", "winner"]
+    head = ["coll", "algorithm", "points", "R2 comp", "RRMSE comp", "R2 regr", "RRMSE regr", "R2 graph", "RRMSE graph"]
+    keys = [f"{m}_{k}" for m in ("composition", "regression", "graph") for k in ("r2", "rrmse")]
+    head.append("winner")
     rows = [
-        [s["coll"], s["algorithm"], str(s["points"])]
-        + [_f(s[k]) for k in ("composition_r2", "composition_rrmse", "regression_r2", "regression_rrmse")]
-        + [s["winner"]]
-        for s in model.summary
+        [s["coll"], s["algorithm"], str(s["points"])] + [_f(s[k]) for k in keys] + [s["winner"]] for s in model.summary
     ]
     widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
     for r in [head] + rows:
