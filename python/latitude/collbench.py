@@ -84,6 +84,8 @@ COLUMNS = [
     "channels",
     "b",
     "b_refined",
+    "timing",
+    "skew_us",
 ]
 
 
@@ -147,7 +149,10 @@ class BenchRun:
     procs: int = 0
     ranks: dict = field(default_factory=dict)  # rank -> (host, cpu)
     timer_ns: float | None = None
+    window_us: float = 0.0  # the common start window (0: ranks on several hosts)
     samples: dict = field(default_factory=dict)  # (bytes, rank) -> [µs per call]
+    starts: dict = field(default_factory=dict)  # (bytes, rank) -> [µs since a base, per call]
+    ends: dict = field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str, where: str = COLLBENCH_PROGRAM) -> BenchRun:
@@ -163,8 +168,11 @@ class BenchRun:
                     r.ranks[int(parts[1])] = (parts[2], int(parts[3]))
                 elif parts[0] == "timer":
                     r.timer_ns = float(parts[1])
-                elif parts[0] == "samples":
-                    r.samples[(int(parts[1]), int(parts[2]))] = [float(v) for v in parts[3].split(";")]
+                elif parts[0] == "window":
+                    r.window_us = float(parts[1])
+                elif parts[0] in ("samples", "starts", "ends"):
+                    table = getattr(r, parts[0])
+                    table[(int(parts[1]), int(parts[2]))] = [float(v) for v in parts[3].split(";")]
             except (IndexError, ValueError):
                 raise ToolError(f"{where}:{n}: unexpected line {line[:80]!r}") from None
         if not r.samples or r.procs < 1:
@@ -181,13 +189,23 @@ class BenchRun:
         hosts = {h for h, _ in self.ranks.values()}
         return "shm" if len(hosts) <= 1 else ("network" if len(hosts) == len(self.ranks) else "shm+network")
 
-    def per_call(self, size: int) -> tuple[list[float], list[float]]:
-        """Per timed call: the slowest rank's time and the mean over ranks."""
-        per_rank = [self.samples[(size, r)] for r in range(self.procs) if (size, r) in self.samples]
+    def per_call(self, size: int) -> tuple[list[float], list[float], list[float | None]]:
+        """Per timed call: its latency, the mean over ranks of their own times, and the
+        spread of the ranks' start times. With a start window (one host, one clock) the
+        latency is the last rank's end minus the first rank's start; otherwise the slowest
+        rank's own time."""
+        ranks = [r for r in range(self.procs) if (size, r) in self.samples]
+        per_rank = [self.samples[(size, r)] for r in ranks]
         n = min(len(v) for v in per_rank)
-        slowest = [max(v[i] for v in per_rank) for i in range(n)]
         mean = [statistics.fmean(v[i] for v in per_rank) for i in range(n)]
-        return slowest, mean
+        if self.window_us > 0 and all((size, r) in self.starts and (size, r) in self.ends for r in ranks):
+            starts = [self.starts[(size, r)] for r in ranks]
+            ends = [self.ends[(size, r)] for r in ranks]
+            first = [min(v[i] for v in starts) for i in range(n)]
+            latency = [max(v[i] for v in ends) - first[i] for i in range(n)]
+            skew = [max(v[i] for v in starts) - first[i] for i in range(n)]
+            return latency, mean, skew
+        return [max(v[i] for v in per_rank) for i in range(n)], mean, [None] * n
 
     def sizes(self) -> list[int]:
         return sorted({s for s, _ in self.samples})
@@ -210,17 +228,21 @@ def rows_of(
     """The samples-table rows of one run (COLUMNS order)."""
     cpus = ";".join(str(r.ranks[k][1]) for k in sorted(r.ranks))
     meta_tail = [r.hosts(), cpus, r.channels(), b.b if b else None, b.refined if b else None]
+    timing = "window" if r.window_us > 0 else "slowest-rank"
     rows = []
     if coll in P2P_MODES:  # rank 0's times per peer / fan-out width
         for (size, k), vals in sorted(r.samples.items()):
             label = f"{'peer' if coll == 'p2p' else 'k'}={k}"
             head = [run_id, started, family, r.library, " ".join(launch_argv), coll, label, r.procs, size]
-            rows.extend(head + [i, round(v, 3), round(v, 3)] + meta_tail for i, v in enumerate(vals))
+            rows.extend(head + [i, round(v, 3), round(v, 3)] + meta_tail + ["rank0", None] for i, v in enumerate(vals))
         return rows
     for size in r.sizes():
-        slowest, mean = r.per_call(size)
+        latency, mean, skew = r.per_call(size)
         head = [run_id, started, family, r.library, " ".join(launch_argv), coll, alg, r.procs, size]
-        rows.extend(head + [i, round(t, 3), round(m, 3)] + meta_tail for i, (t, m) in enumerate(zip(slowest, mean)))
+        rows.extend(
+            head + [i, round(t, 3), round(m, 3)] + meta_tail + [timing, None if k is None else round(k, 3)]
+            for i, (t, m, k) in enumerate(zip(latency, mean, skew))
+        )
     return rows
 
 
@@ -280,7 +302,7 @@ def write_samples(path: str, rows: list[list]) -> None:
         except ImportError:
             raise InputError("-o", "Parquet output needs pyarrow (pip install pyarrow); or write .csv") from None
         columns = list(zip(*rows)) if rows else [[] for _ in COLUMNS]
-        floats = {"time_us", "mean_us", "b", "b_refined"}
+        floats = {"time_us", "mean_us", "b", "b_refined", "skew_us"}
         arrays = {
             name: pa.array(list(col), type=pa.float64() if name in floats else None)
             for name, col in zip(COLUMNS, columns)

@@ -4,7 +4,7 @@
  * environment; this program only times what the library does.
  *
  * usage: latitude-collbench --coll bcast|reduce|allreduce|alltoall --sizes 4,1024,...
- *                           [--iters N] [--warmup N] [--root R]
+ *                           [--iters N] [--warmup N] [--root R] [--window US]
  *
  * Per size: --warmup untimed calls, then --iters timed ones; each timed call is preceded by
  * an MPI_Barrier and timed on its own on every rank (clock read cost subtracted). Sizes are
@@ -16,6 +16,18 @@
  *   rank,<r>,<host>,<cpu>          where each rank ran (sched_getcpu at start)
  *   timer,<ns>                     cost of one clock read
  *   samples,<bytes>,<rank>,<v>;<v>;...   that rank's time of each timed call (µs)
+ *   starts,<bytes>,<rank>,<v>;<v>;...    when that rank entered each timed call and
+ *   ends,<bytes>,<rank>,<v>;<v>;...      when it left (µs since a base time rank 0 broadcast):
+ *                                        comparable between ranks only on one host
+ *   window,<us>                          the start window used (0: none, ranks on several hosts)
+ *
+ * Start window (ReproMPI style): when every rank runs on one host (one CLOCK_MONOTONIC),
+ * rank 0 broadcasts after the barrier a start time --window µs ahead and every rank spins
+ * until then, so all ranks enter the call together instead of as the barrier released them
+ * (on a loaded machine that release is skewed by tens of µs, and data a late rank finds
+ * already delivered makes its own time meaningless). The call's latency is then the last
+ * rank's end minus the common start. Across hosts the clocks differ: no window, and only
+ * each rank's own duration is meaningful.
  *
  * Two point-to-point modes feed the composition model of `latitude coll-model`:
  *   --coll p2p     ping-pong between rank 0 and each rank r in turn; `samples,<bytes>,<r>,...`
@@ -138,7 +150,23 @@ static void p2p_modes(enum coll c, char *buf, long bytes, long iters, long warmu
     }
 }
 
-static void print_where(void)
+/* every rank's `v` (iters values) printed by rank 0 as `<kind>,<bytes>,<rank>,v;v;...` */
+static void print_gathered(const char *kind, double *v, double *all, long bytes, long iters)
+{
+    MPI_Gather(v, (int)iters, MPI_DOUBLE, all, (int)iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank != 0)
+        return;
+    for (int r = 0; r < nprocs; r++) {
+        printf("%s,%ld,%d,", kind, bytes, r);
+        for (long i = 0; i < iters; i++)
+            printf(i ? ";%.3f" : "%.3f", all[(size_t)r * (size_t)iters + (size_t)i]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* 1 when every rank runs on rank 0's host */
+static int print_where(void)
 {
     char host[MPI_MAX_PROCESSOR_NAME];
     int len;
@@ -161,9 +189,15 @@ static void print_where(void)
         printf("library,%s\nprocs,%d\n", lib, nprocs);
         for (int r = 0; r < nprocs; r++)
             printf("rank,%d,%s,%d\n", r, all + (size_t)r * MPI_MAX_PROCESSOR_NAME, cpus[r]);
-        free(all);
-        free(cpus);
     }
+    int one_host = 1;
+    if (rank == 0)
+        for (int r = 1; r < nprocs; r++)
+            one_host &= !strcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, all);
+    free(all);
+    free(cpus);
+    MPI_Bcast(&one_host, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return one_host;
 }
 
 int main(int argc, char **argv)
@@ -172,7 +206,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const char *coll_name = NULL, *sizes_arg = NULL;
-    long iters = 1000, warmup = 100, root = 0;
+    long iters = 1000, warmup = 100, root = 0, window = 50;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--coll"))
             coll_name = argv[i + 1];
@@ -182,6 +216,8 @@ int main(int argc, char **argv)
             iters = parse_long(argv[i + 1], "--iters: expected a count");
         else if (!strcmp(argv[i], "--warmup"))
             warmup = parse_long(argv[i + 1], "--warmup: expected a count");
+        else if (!strcmp(argv[i], "--window"))
+            window = parse_long(argv[i + 1], "--window: expected µs");
         else if (!strcmp(argv[i], "--root"))
             root = parse_long(argv[i + 1], "--root: expected a rank");
         else
@@ -207,12 +243,16 @@ int main(int argc, char **argv)
     if (root >= nprocs || iters < 1)
         die("--root beyond the communicator or --iters < 1");
 
-    print_where();
+    if (!print_where())
+        window = 0;
     double tcost = timer_cost();
     if (rank == 0)
-        printf("timer,%.1f\n", tcost * 1e3);
+        printf("timer,%.1f\nwindow,%ld\n", tcost * 1e3, window);
 
-    double *t = malloc((size_t)iters * sizeof *t);
+    double base = now_us();
+    MPI_Bcast(&base, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double *t = malloc((size_t)iters * sizeof *t), *st = malloc((size_t)iters * sizeof *st);
+    double *en = malloc((size_t)iters * sizeof *en);
     double *all = rank == 0 ? malloc((size_t)iters * (size_t)nprocs * sizeof *all) : NULL;
     char *list = strdup(sizes_arg);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -235,25 +275,28 @@ int main(int argc, char **argv)
             call(c, sbuf, rbuf, bytes, (int)root);
         for (long i = 0; i < iters; i++) {
             MPI_Barrier(MPI_COMM_WORLD);
+            if (window > 0) {
+                double go = now_us() + (double)window;
+                MPI_Bcast(&go, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                while (now_us() < go)
+                    ;
+            }
             double t0 = now_us();
             call(c, sbuf, rbuf, bytes, (int)root);
-            double dt = now_us() - t0 - tcost;
+            double t1 = now_us(), dt = t1 - t0 - tcost;
+            st[i] = t0 - base;
+            en[i] = t1 - base;
             t[i] = dt > 0 ? dt : 0; /* a call faster than the median clock read */
         }
-        MPI_Gather(t, (int)iters, MPI_DOUBLE, all, (int)iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        if (rank == 0) {
-            for (int r = 0; r < nprocs; r++) {
-                printf("samples,%ld,%d,", bytes, r);
-                for (long i = 0; i < iters; i++)
-                    printf(i ? ";%.3f" : "%.3f", all[(size_t)r * (size_t)iters + (size_t)i]);
-                printf("\n");
-            }
-            fflush(stdout);
-        }
+        print_gathered("samples", t, all, bytes, iters);
+        print_gathered("starts", st, all, bytes, iters);
+        print_gathered("ends", en, all, bytes, iters);
         free(sbuf);
         free(rbuf);
     }
     free(list);
+    free(st);
+    free(en);
     free(t);
     free(all);
     MPI_Finalize();
