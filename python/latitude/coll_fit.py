@@ -1,8 +1,9 @@
 """Fitting the collective models (latitude.coll_model) to a samples table of
 `latitude measure-coll` and comparing them with the measurements.
 
-Every model input is a median over a configuration's calls (the distributions have tails
-that a mean would follow; see latitude.variability). Inputs: the `p2p` rows (rank 0's half
+Every model input is one statistic of a configuration's calls: the median by default (the
+distributions have tails that a mean would follow; see latitude.variability), or a low
+percentile (p25, p10) on a loaded machine, where preemption reaches past the median. Inputs: the `p2p` rows (rank 0's half
 round trip with each peer) give α_c, β_c per channel; the `fanout` rows (rank 0's fan-out to
 k peers) give γ(k, m); the bcast/reduce rows of the tree algorithms are what is predicted.
 
@@ -80,21 +81,25 @@ def channel_name(hosts: list[str], i: int, j: int) -> str:
     return "shm" if hosts[i] == hosts[j] else "network"
 
 
-def _medians(cols: dict) -> dict[tuple, tuple[float, list[str]]]:
-    """(coll, alg, P, bytes) -> (median µs, the placement of the run)."""
+STATS = {"median": 50.0, "p25": 25.0, "p10": 10.0}
+
+
+def _medians(cols: dict, stat: str = "median") -> dict[tuple, tuple[float, list[str]]]:
+    """(coll, alg, P, bytes) -> (the statistic of its calls in µs, the placement of the run)."""
+    q = STATS[stat]
     out = {}
     for key, idx in variability.groups(cols).items():
         hosts = cols["hosts"][idx[0]].split(";") if cols["hosts"][idx[0]] else []
         if len(hosts) != key[2]:
             hosts = ["host"] * key[2]  # no placement recorded: one host
-        out[key] = (float(np.median(cols["time_us"][idx])), hosts)
+        out[key] = (float(np.percentile(cols["time_us"][idx], q)), hosts)
     return out
 
 
-def fit(cols: dict, params=None) -> Model:
+def fit(cols: dict, params=None, stat: str = "median") -> Model:
     """The models fitted to the samples; `params` (latitude.params.Params, e.g. from a
     calibrated machine file) price Latitude's graphs, else the Hockney fit does."""
-    med = _medians(cols)
+    med = _medians(cols, stat)
     model = Model()
     per_channel: dict[str, list[tuple[int, float]]] = {}
     fan: dict[tuple[int, int], float] = {}

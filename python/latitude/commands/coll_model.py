@@ -50,6 +50,12 @@ def register(subparsers) -> None:
         help="LogGPS parameters for Latitude's graph prediction (e.g. from latitude calibrate; "
         "default: L = α, G = β of the p2p fit)",
     )
+    f.add_argument(
+        "--stat",
+        choices=tuple(coll_fit.STATS),
+        default="median",
+        help="the statistic of each configuration's calls the models are fitted to and judged on (default median)",
+    )
     f.add_argument("--json", action="store_true", help="print the model as JSON")
     f.set_defaults(func=run_fit)
     q = sub.add_parser("predict", help="predict an algorithm's latency from a fitted model")
@@ -74,7 +80,7 @@ def run_fit(args) -> int:
 
         plot_variability._check_ext(args.plot, "--plot")
     params = Params.from_machine(args.machine) if args.machine else None
-    model = coll_fit.fit(variability.read_many(args.samples), params)
+    model = coll_fit.fit(variability.read_many(args.samples), params, args.stat)
     doc = model.to_dict()
     if args.output:
         write_text(args.output, json.dumps(_clean(doc), indent=1) + "\n", "model")
