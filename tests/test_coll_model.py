@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import EXAMPLES, one_line, run_cli
+from jsonschemas import check
 from latitude import coll_fit
 from latitude import coll_model as cm
 from tracetools import OMPI_RUN, run
@@ -157,7 +158,7 @@ def test_fit_and_predict_on_a_real_measurement(tracer_cache, tmp_path):
     model = tmp_path / "model.json"
     proc = run_cli("coll-model", "fit", out, "-o", model, "--plot", tmp_path / "fit.png")
     assert "channel shm" in proc.stdout and "winner" in proc.stdout
-    doc = json.loads(model.read_text())
+    doc = check("coll-model", json.loads(model.read_text()))
     assert set(doc["channels"]) == {"shm"} and doc["channels"]["shm"]["alpha_us"] > 0
     assert set(doc["gamma"]) == {"2"} and len(doc["gamma"]["2"]) == 3
     assert {(s["coll"], s["algorithm"]) for s in doc["summary"]} == {("bcast", "linear"), ("bcast", "chain")}

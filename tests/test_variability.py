@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import one_line, run_cli
+from jsonschemas import check
 from latitude import collbench, slurm, variability
 from latitude.errors import InputError
 from tracetools import OMPI_RUN, run
@@ -186,7 +187,7 @@ def test_measure_coll_and_variability_open_mpi(tracer_cache, tmp_path):
     assert np.median(big) > np.median(small)
 
     proc = run_cli("variability", out, "--json", "--violin", tmp_path / "v.png", "--hist", tmp_path / "h.svg")
-    doc = json.loads(proc.stdout)
+    doc = check("variability", json.loads(proc.stdout))
     conf = {(c["coll"], c["algorithm"], c["bytes"]): c for c in doc["configurations"]}
     assert len(conf) == 6 and all(c["n"] == 1000 for c in conf.values())
     c = conf[("bcast", "chain", 4096)]
@@ -206,3 +207,16 @@ def test_measure_coll_mpich_parquet(tracer_cache, tmp_path):
     assert df["b"].isna().all()
     doc = json.loads(run_cli("variability", out, "--json").stdout)
     assert len(doc["configurations"]) == 4
+
+
+def test_b_correlation_from_a_file(tmp_path):
+    rows = [
+        _row(run=r, b=b, iteration=i, time_us=5 + 10 * b + i % 2)
+        for r, b in ((1, 0.2), (2, 0.5), (3, 0.4))
+        for i in range(8)
+    ]
+    (tmp_path / "s.csv").write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+    doc = check("variability", json.loads(run_cli("variability", tmp_path / "s.csv", "--json").stdout))
+    (c,) = doc["b_correlation"]
+    assert c["runs"] == 3 and c["pearson"] == pytest.approx(1.0) and c["spearman"] == pytest.approx(1.0)
+    assert "Spearman 1.000" in run_cli("variability", tmp_path / "s.csv").stdout
