@@ -152,6 +152,14 @@ def test_measure_coll_bad_options(tracer_cache):
     bad("-o", "x.csv", "--algorithms", "bcast=ring", where="--algorithms")
     bad("-o", "x.csv", "--colls", "reduce", "--sizes", "6", where="--sizes")
     bad("-o", "x.csv", "--iters", "0", where="--iters")
+    one_rank = [sys.executable, "-m", "latitude", "measure-coll", "-o", "x.csv", "--colls", "p2p", "--iters", "5"]
+    proc = run(
+        [*one_rank, "--sizes", "4", "--", OMPI_RUN, "-np", "1"], check=False
+    )  # found once it ran: after progress lines
+    assert (
+        proc.returncode == 2
+        and proc.stderr.splitlines()[-1] == "latitude: command: p2p measures between ranks: launch at least 2"
+    )
 
 
 # ---- real MPI ----

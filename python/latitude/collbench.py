@@ -175,7 +175,7 @@ class BenchRun:
                     table[(int(parts[1]), int(parts[2]))] = [float(v) for v in parts[3].split(";")]
             except (IndexError, ValueError):
                 raise ToolError(f"{where}:{n}: unexpected line {line[:80]!r}") from None
-        if not r.samples or r.procs < 1:
+        if r.procs < 1 or (not r.samples and r.procs > 1):
             raise ToolError(f"{where}: no samples in its output")
         return r
 
@@ -266,6 +266,8 @@ def measure(launch, opts: BenchOptions, rebuild: bool = False, progress=None) ->
             if run.returncode != 0:
                 raise ToolError(run.failure(f"`{' '.join(cmd)}` ({coll} {alg})"))
             bench = BenchRun.parse(run.stdout)
+            if coll in P2P_MODES and bench.procs < 2:
+                raise InputError("command", f"{coll} measures between ranks: launch at least 2")
             b = slurm.stable(before, slurm.background_now())
             run_id += 1
             rows.extend(rows_of(run_id, started, launch.info.family, launch.argv, coll, alg, bench, b))
