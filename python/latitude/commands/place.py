@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 from latitude.errors import InputError
 
 EPILOG = """\
@@ -37,6 +37,7 @@ def register(sub) -> None:
     )
     p.add_argument("graph", help="GOAL file, job file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p, output_o=True)
     p.add_argument(
         "--init",
