@@ -58,6 +58,7 @@ CASES = {
         ("compare", GOAL, "--machine", FAT_TREE, "--machine", DRAGONFLY, "--param", "wire", "--pct", "1,5"),
         ("compare", GOAL, "--machine", FAT_TREE, "--machine", DRAGONFLY, "--param", "wire", "--range", "274:3500ns"),
     ],
+    "decompose": [("decompose", GOAL, "-S", "0"), ("decompose", TRACE), ("decompose", JOB)],
 }
 
 

@@ -28,6 +28,7 @@ from latitude.traces import ScheduleOptions, trace_bytes
 from latitude.units import fmt_size, fmt_time
 
 if TYPE_CHECKING:
+    from latitude.decomposition import Decomposition
     from latitude.pairs import Pairs
 
 # Inputs at least this large get a progress bar while loading or scheduling.
@@ -174,20 +175,29 @@ class Graph:
 
     @classmethod
     def from_trace(
-        cls, path: str, options: ScheduleOptions | None = None, progress: bool = True, timeline: str | None = None
+        cls,
+        path: str,
+        options: ScheduleOptions | None = None,
+        progress: bool = True,
+        timeline: str | None = None,
+        calls: bool = False,
     ) -> Graph:
         """Schedule a trace in memory: ours or liballprof's (directory or rank-0 file), or one
         another tool wrote (an OTF2 archive: converted first, latitude.formats.foreign);
         `report` is a ScheduleReport. `timeline`: also write the traced run's measured
         timeline there (Chrome trace JSON, latitude.traced_timeline); its summary goes to
-        `report.stats["timeline"]`."""
+        `report.stats["timeline"]`. `calls`: every vertex keeps its trace line and
+        `report.stats["calls"]` holds the measured calls per rank (`_core.trace_times`), which
+        `latitude decompose` sets beside the model."""
         path = _exists(path)
         kwargs = (options or ScheduleOptions()).core_kwargs()
-        kwargs["lines"] = timeline is not None
+        kwargs["lines"] = timeline is not None or calls
         fmt = foreign.kind(path)
 
         def schedule(files: str):
             handle, stats = _schedule(files, kwargs, progress)
+            if calls:
+                stats["calls"] = _core.trace_times(files, kwargs["timemult"])
             if timeline is not None:
                 from latitude import traced_timeline  # numpy: start-up only timelines pay
 
@@ -288,6 +298,15 @@ class Graph:
         p = _params(params, kw)
         raw = self._h.predict(p.to_core(), path_limit=path_steps)
         return Prediction(raw, p)
+
+    def decompose(self, params: Params | None = None, **kw) -> Decomposition:
+        """Each rank's time split into computation, network, MPI stack and synchronization,
+        per rank, per MPI function and overall (latitude.decomposition); a graph read with
+        `from_trace(calls=True)` names the MPI functions and adds their measured time."""
+        from latitude import decomposition  # numpy: start-up only the decomposition pays
+
+        calls = (self.report.stats.get("calls") if self.report is not None else None) or None
+        return decomposition.decompose(self._h, _params(params, kw), calls)
 
     def pairs(self, params: Params | None = None, **kw) -> Pairs:
         """Pairwise sensitivities λ_L^{ij}, λ_G^{ij} read off the critical path of one

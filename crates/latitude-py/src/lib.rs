@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 mod config;
+mod decompose;
 mod errors;
 mod sim;
 mod synth;
@@ -191,6 +192,17 @@ impl Graph {
         d.set_item("max_cpu", g.max_cpu())?;
         d.set_item("max_nic", g.max_nic())?;
         Ok(d)
+    }
+
+    /// Where every rank's time goes at a configuration (engine/decompose.rs).
+    fn decompose<'py>(&self, py: Python<'py>, cfg: PyRef<'py, Config>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg: &Config = &cfg;
+        let out = py.detach(|| {
+            let mut inner = self.inner.lock().unwrap();
+            let (plan, net) = inner.prepare(cfg)?;
+            on_net!(&net, |r| latitude_core::engine::decompose::decompose(&inner.g, &plan, r, &cfg.point))
+        });
+        decompose::result_dict(py, out.map_err(|e| input_error(py, e))?)
     }
 
     /// One prediction at a configuration; with `pairs`, the pairwise sensitivities of the

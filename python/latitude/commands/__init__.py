@@ -16,6 +16,7 @@ COMMANDS = [
     "pairs",
     "place",
     "compare",
+    "decompose",
     "simulate",
     "generate",
     "convert",

@@ -1,6 +1,7 @@
 //! Pricing an execution graph: plans, the generic forward pass, predictions and their
 //! critical paths.
 
+pub mod decompose;
 pub mod envelope;
 pub mod multi;
 pub mod pairs;

@@ -29,6 +29,10 @@ pub trait Domain {
     fn end(&mut self, v: u32, e: &Self::Val);
     /// The next `max` computes quantity `q` of op `v` (the LP names its variables by it).
     fn note(&mut self, _v: u32, _q: Quantity) {}
+    /// S(v) (`Quantity::Start`) or E(v) (`Quantity::End`) is final (the decomposition keeps
+    /// every vertex's times; other domains ignore it and the call compiles away).
+    #[inline(always)]
+    fn fixed(&mut self, _v: u32, _q: Quantity, _x: &Self::Val) {}
     /// Called every `COLLECT_EVERY` vertices with the live values (domains that allocate
     /// compact here; nothing else holds a value between vertices). Returning false ends
     /// the pass there (a domain that only samples a prefix of the graph).
@@ -107,6 +111,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
         };
         let sv = slot[v] as usize;
         store[sv][S] = s;
+        dom.fixed(v as u32, Quantity::Start, &s);
         // E(v). A calc or an eager send ends on its own; a matched pair's other ends are
         // computed at whichever of its two ops comes second (graph/order.rs).
         let kind = g.kind[v];
@@ -114,6 +119,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
             // The most common op: its end in place, no pair to finish.
             store[sv][E] = s;
             dom.add_to(&mut store[sv][E], &Lin::constant(g.val[v]));
+            dom.fixed(v as u32, Quantity::End, &store[sv][E]);
             if let Some(rec) = record.as_deref_mut() {
                 rec[v] = win;
             }
@@ -144,6 +150,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
             };
             if let Some((e_q, via)) = theirs {
                 store[slot[q] as usize][E] = e_q;
+                dom.fixed(q as u32, Quantity::End, &e_q);
                 if plan.is_sink(q) {
                     dom.end(q as u32, &e_q);
                 }
@@ -161,6 +168,9 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
             own.unwrap_or(s) // first of its pair: the end is written when the partner comes
         };
         store[sv][E] = e;
+        if second || own.is_some() {
+            dom.fixed(v as u32, Quantity::End, &e);
+        }
         if let Some(rec) = record.as_deref_mut() {
             rec[v] = win;
         }

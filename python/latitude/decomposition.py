@@ -1,0 +1,182 @@
+"""Where MPI time goes (`latitude decompose`): every rank's predicted time split into
+computation, network (latency and bandwidth terms), MPI software stack (o, O and the
+protocol's set-up overheads) and synchronization (waiting for the partner), summed per rank,
+per MPI function and overall.
+
+The core (engine/decompose.rs, docs/analysis.md "Decomposition") prices the graph once,
+cuts each message op's interval [S, E] into ordered segments by the cost rules and walks
+every gap between a rank's computations back along the pass's winners, so each rank's parts
+sum exactly to its finish time T_r, and on the rank that finishes last to T. This module
+names the segments' MPI calls and aggregates them:
+
+* a graph read from a trace keeps each vertex's trace line, so a segment belongs to the call
+  the rank is in when the time passes: the op's own call if it was issued in that gap, else
+  the call that starts the gap (an `MPI_Wait` waiting for an `MPI_Irecv` posted before the
+  computation); a collective's algorithm ops carry their call's line;
+* a GOAL or job graph has no calls: segments are named by their op (`send`, `recv`).
+
+Given a trace, the measured time of each MPI function (sum of its calls' durations, all
+ranks) stands beside the model's split.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+
+import numpy as np
+
+from latitude.outputs import open_atomic
+
+NONE = 2**32 - 1
+PARTS = ("compute", "latency", "bandwidth", "stack", "sync")
+KIND_NAMES = ("calc", "send", "recv")
+
+
+@dataclass
+class Decomposition:
+    runtime_ns: float
+    per_rank: list[dict]
+    per_call: list[dict]
+    total: dict
+    params: dict
+
+    def to_dict(self) -> dict:
+        """The `--json` document (docs/json.md)."""
+        return {
+            "runtime_ns": self.runtime_ns,
+            "params": self.params,
+            "total": self.total,
+            "per_rank": self.per_rank,
+            "per_call": self.per_call,
+        }
+
+
+def _split(parts_ns: np.ndarray) -> dict:
+    """compute, network (= latency + bandwidth), stack, sync from the core's five parts."""
+    return {
+        "compute_ns": float(parts_ns[0]),
+        "network_ns": float(parts_ns[1] + parts_ns[2]),
+        "stack_ns": float(parts_ns[3]),
+        "sync_ns": float(parts_ns[4]),
+    }
+
+
+def decompose(core_graph, params, calls: list[dict] | None = None) -> Decomposition:
+    """The decomposition of `core_graph` (a `_core.Graph`) at `params`; `calls`: the trace's
+    measured calls per rank (`_core.trace_times`) when the graph came from a trace with lines."""
+    raw = core_graph.decompose(params.to_core())
+    arrays = core_graph.arrays(edges=False)  # after decompose: planning may re-order vertices
+    rank_parts = raw["rank_parts_ns"]
+    per_rank = [{"rank": r, **_split(rank_parts[r])} for r in range(rank_parts.shape[0])]
+    total = _split(rank_parts.sum(axis=0)) if len(per_rank) else _split(np.zeros(5))
+    labels, counts, measured = _labels(raw, arrays, calls)
+    per_call = _per_call(raw, labels, counts, measured)
+    return Decomposition(float(raw["runtime_ns"]), per_rank, per_call, total, params.to_dict())
+
+
+def _labels(raw: dict, arrays: dict, calls: list[dict] | None):
+    """Each segment's call name, the count of each name, and the measured time per name."""
+    vertex = raw["seg_vertex"].astype(np.int64)
+    kind = arrays["kind"]
+    if calls is None or "line" not in arrays:
+        names = np.array(KIND_NAMES, dtype=object)
+        labels = names[kind[vertex]]
+        ops, n = np.unique(kind[kind > 0], return_counts=True)
+        return labels, {KIND_NAMES[k]: int(c) for k, c in zip(ops.tolist(), n.tolist())}, None
+    rank, line = arrays["rank"].astype(np.int64), arrays["line"].astype(np.int64)
+    frm = raw["seg_from"].astype(np.int64)
+    own = line[vertex]
+    gap_start = np.where(frm == NONE, -1, line[np.where(frm == NONE, 0, frm)])
+    # Issued in this gap: its own call; issued before the computation: the call that waits.
+    at_line = np.where(own >= gap_start, own, gap_start)
+    keys, names, counts, measured = _call_table(calls)
+    seg_keys = rank[vertex] * 2**32 + at_line
+    i = np.clip(np.searchsorted(keys, seg_keys), 0, max(len(keys) - 1, 0))
+    found = len(keys) > 0 and keys[i] == seg_keys
+    fallback = np.array(KIND_NAMES, dtype=object)[kind[vertex]]
+    labels = np.where(found, names[i] if len(keys) else fallback, fallback)
+    return labels, counts, measured
+
+
+def _call_table(calls: list[dict]):
+    """Sorted (rank, line) keys of every measured call, their names, counts and time per name."""
+    keys, names = [], []
+    counts: dict[str, int] = {}
+    measured: dict[str, float] = {}
+    for r, rank in enumerate(calls):
+        table = np.array(rank["names"], dtype=object)
+        call_names = table[rank["name"]] if len(rank["name"]) else np.array([], dtype=object)
+        keys.append(r * 2**32 + rank["line"].astype(np.int64))
+        names.append(call_names)
+        dur = rank["end_ns"] - rank["start_ns"]
+        for name, c, t in _sum_by(call_names, dur):
+            counts[name] = counts.get(name, 0) + c
+            measured[name] = measured.get(name, 0.0) + t
+    k = np.concatenate(keys) if keys else np.array([], dtype=np.int64)
+    n = np.concatenate(names) if names else np.array([], dtype=object)
+    order = np.argsort(k, kind="stable")
+    return k[order], n[order], counts, measured
+
+
+def _sum_by(labels: np.ndarray, values: np.ndarray):
+    """(label, count, sum of values) per distinct label."""
+    if len(labels) == 0:
+        return []
+    uniq, inv = np.unique(labels.astype(str), return_inverse=True)
+    return zip(uniq.tolist(), np.bincount(inv).tolist(), np.bincount(inv, weights=values).tolist())
+
+
+def _per_call(raw: dict, labels: np.ndarray, counts: dict, measured: dict | None) -> list[dict]:
+    part, ns = raw["seg_part"], raw["seg_ns"]
+    rows: dict[str, dict] = {}
+    names = set(counts) | set(labels.astype(str).tolist())
+    for name in sorted(names):
+        row = {"call": name, "count": counts.get(name, 0), "network_ns": 0.0, "stack_ns": 0.0, "sync_ns": 0.0}
+        if measured is not None:
+            row["measured_ns"] = measured.get(name, 0.0)
+        rows[name] = row
+    if len(labels):
+        uniq, inv = np.unique(labels.astype(str), return_inverse=True)
+        for k, key in ((1, "network_ns"), (2, "network_ns"), (3, "stack_ns"), (4, "sync_ns")):
+            sums = np.bincount(inv, weights=np.where(part == k, ns, 0.0), minlength=len(uniq))
+            for name, s in zip(uniq.tolist(), sums.tolist()):
+                rows[name][key] += s
+    return [r for r in rows.values() if r["count"] or r["network_ns"] or r["stack_ns"] or r["sync_ns"]]
+
+
+def write_csv(d: Decomposition, path: str) -> None:
+    """One table: a row per rank, per MPI function and the total (column `scope`)."""
+    cols = ["scope", "rank", "call", "count", "compute_ns", "network_ns", "stack_ns", "sync_ns", "measured_ns"]
+    with open_atomic(path, "CSV file", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, restval="")
+        w.writeheader()
+        w.writerow({"scope": "total", **d.total})
+        for r in d.per_rank:
+            w.writerow({"scope": "rank", **r})
+        for c in d.per_call:
+            w.writerow({"scope": "call", **c})
+
+
+def plot(d: Decomposition, path: str, title: str | None = None) -> list[str]:
+    """Stacked bars per rank: computation, network, stack, synchronization (the SST-macro
+    study's Fig. 8 layout)."""
+    from latitude.plots import _mpl, _save, _time_scale
+
+    plt = _mpl()
+    ranks = np.array([r["rank"] for r in d.per_rank])
+    keys = (("compute_ns", "computation", "#7f7f7f"), ("network_ns", "network", "#1f77b4"))
+    keys += (("stack_ns", "MPI stack", "#ff7f0e"), ("sync_ns", "synchronization", "#d62728"))
+    f, unit = _time_scale(max((sum(r[k] for k, _, _ in keys) for r in d.per_rank), default=1.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, min(0.25 * len(ranks) + 3, 24.0)), 4.5))
+    bottom = np.zeros(len(ranks))
+    for key, label, color in keys:
+        vals = np.array([r[key] for r in d.per_rank]) / f
+        ax.bar(ranks, vals, bottom=bottom, label=label, color=color, width=0.8)
+        bottom += vals
+    ax.set_xlabel("rank")
+    ax.set_ylabel(f"time ({unit})")
+    ax.set_title(title or "Where each rank's time goes (predicted)")
+    ax.legend(loc="lower right", framealpha=0.9)
+    ax.grid(axis="x", visible=False)
+    return _save(fig, path)
