@@ -73,10 +73,8 @@ def _print(d, measured: bool) -> None:
     t.add_row("share", *(f"{100 * d.total[c] / whole:.1f} %" for c in cols))
     con.print(t)
     t = Table(title="Per MPI function (model; measured: the traced run's time in the calls)")
-    for c in ("call", "calls", "network", "MPI stack", "synchronization", "model MPI time") + (
-        ("measured",) if measured else ()
-    ):
-        t.add_column(c, justify="right" if c != "call" else "left")
+    for c in ("call", "calls", "network", "stack", "sync", "model MPI") + (("measured",) if measured else ()):
+        t.add_column(c, justify="right" if c != "call" else "left", no_wrap=True)
     for c in d.per_call:
         mpi = c["network_ns"] + c["stack_ns"] + c["sync_ns"]
         row = [c["call"], f"{c['count']:,}", *(fmt_time(c[k]) for k in cols[1:]), fmt_time(mpi)]
