@@ -272,3 +272,48 @@ def test_calibrate_bad_input(tracer_cache, opts, where):
     proc = run([sys.executable, "-m", "latitude", "calibrate", *opts, "--", OMPI_RUN, "-np", "2"], check=False)
     assert proc.returncode == 2 and proc.stderr.startswith(f"latitude: {where}"), proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def synthetic_classes(S1, medium_o, medium_L, noise=0.0, seed=0) -> calibrate.Measurements:
+    """latitude-calib's output for a machine with a cheaper small-message path: sizes above
+    S1 (and up to S = 64 KiB) pay medium_o more per call and medium_L more latency."""
+    L, o, G, O, S = 2000.0, 300.0, 0.02, 0.001, 65536
+    rng = random.Random(seed)
+
+    def jitter(v):
+        return v * (1 + rng.uniform(-noise, noise)) if noise else v
+
+    lines = []
+    for s in SIZES:
+        bb = max(s - 1, 0)
+        xo, xl = (medium_o, medium_L) if S1 < s <= S else (0.0, 0.0)
+        half = L + xl + 2 * (o + xo) + bb * (G + O) if s <= S else 3 * L + 3 * o + bb * G
+        lines.append(f"pingpong,{s},{jitter(half) / 1e3:.6f},{jitter(half) / 1e3:.6f},{half / 1e3:.6f},11")
+        for kind in ("o_send", "o_recv"):
+            lines.append(f"{kind},{s},{jitter(o + xo + bb * O) / 1e3:.6f}")
+    lines.append(f"eager,{S}")
+    return calibrate.Measurements.parse("\n".join(lines))
+
+
+def test_protocol_classes_found_with_their_cut_off_and_costs(tmp_path):
+    from latitude import protocol_fit
+
+    m = synthetic_classes(S1=1024, medium_o=150, medium_L=600)
+    c = protocol_fit.fit_classes(m, loggp_fit.fit(m))
+    assert c.S1 == 1024
+    assert c.values["medium.o"] == pytest.approx(150, abs=1) and c.values["medium.L"] == pytest.approx(600, abs=2)
+    assert c.values["small.o"] == pytest.approx(0, abs=1) and c.values["small.L"] == pytest.approx(0, abs=2)
+    machine = tmp_path / "m.toml"
+    f = loggp_fit.fit(m)
+    machine.write_text(loggp_fit.to_toml(f, "test") + "\n".join(c.toml()) + "\n")
+    p = Params.from_machine(str(machine))
+    assert p.S1 == 1024 and p.value("medium.L") == pytest.approx(600, abs=2)
+
+
+def test_one_class_is_enough_without_a_step():
+    from latitude import protocol_fit
+
+    m = synthetic_classes(S1=1024, medium_o=0, medium_L=0, noise=0.01, seed=3)
+    c = protocol_fit.fit_classes(m, loggp_fit.fit(m))
+    assert c.S1 is None and c.toml() == []
+    assert "one eager class is enough" in c.notes[0]

@@ -25,7 +25,7 @@ from latitude.units import in_model_range, parse_gap, parse_time
 
 GLOBALS = ("L", "o", "g", "G", "O")
 GAP_PARAMS = ("G", "O", "intra.G")
-TABLES = ("loggps", "nodes", "intra", "topology", "matrix", "params", "fit", "measured")
+TABLES = ("loggps", "protocols", "nodes", "intra", "topology", "matrix", "params", "fit", "measured")
 INFO_KEYS = ("name", "description", "fit", "measured")  # descriptive (calibrate writes them)
 TOPOLOGY_KEYS = {
     "fat_tree": ("k", "levels"),
@@ -236,12 +236,43 @@ def read(path: str):
             known = ", ".join((*GLOBALS, "S", "protocol", "nic_serialization"))
             raise InputError(at, f"unknown machine parameter {key!r} (expected {known})")
 
+    glob.update(_protocols(path, text, data.get("protocols")))
+
     def where(key: str) -> str:
+        if key in ("S1", "small-limit"):
+            return tomlfile.where(path, text, "S1", "protocols")
+        if key.startswith("set "):  # a class parameter: small.o -> [protocols] small
+            return tomlfile.where(path, text, key[4:].split(".")[0], "protocols")
         return tomlfile.where(path, text, key, table)
 
     if not any(t in data for t in ("nodes", "intra", "topology", "matrix", "params")):
         return glob, None, {}, where
     return (glob, *_machine(r, data), where)
+
+
+PROTOCOL_CLASSES = ("small", "medium", "large")
+
+
+def _protocols(path: str, text: str, t) -> dict:
+    """``[protocols]``: the small limit S1 and each class's o and L (docs/model.md §1), as
+    Params keywords (``S1``, ``classes`` in small.o, small.L, medium.o, … order)."""
+    if t is None:
+        return {}
+    at = lambda key: tomlfile.where(path, text, key, "protocols")  # noqa: E731
+    for key in t:
+        if key != "S1" and key not in PROTOCOL_CLASSES:
+            raise InputError(at(key), f"unknown key {key!r} in [protocols] (expected S1, small, medium, large)")
+    if "S1" not in t:
+        raise InputError(
+            f"{path}:{tomlfile.table_line(text, 'protocols')}", "[protocols] needs S1, the small-message limit"
+        )
+    values = []
+    for c in PROTOCOL_CLASSES:
+        cls = t.get(c, {})
+        if not isinstance(cls, dict) or set(cls) - {"o", "L"}:
+            raise InputError(at(c), "expected a table { o = TIME, L = TIME } (the class's extra overhead and latency)")
+        values += [tomlfile.number(cls.get(k, 0), at(c), f"a time such as '200ns' for {c}.{k}") for k in ("o", "L")]
+    return {"S1": tomlfile.number(t["S1"], at("S1"), "a size such as '1KiB' for S1"), "classes": tuple(values)}
 
 
 def _machine(r: _Reader, data: dict) -> tuple[Machine, dict]:

@@ -20,6 +20,10 @@ from latitude.units import fmt_size, fmt_time, in_model_range, parse_gap, parse_
 
 PARAM_NAMES = ("L", "o", "g", "G", "O")
 PROTOCOLS = ("handshake", "loggopsim")
+# Protocol size classes (docs/model.md §1): small ("mailbox", s ≤ S1), medium (eager,
+# S1 < s ≤ S), large (rendezvous): each adds its o_c to every o and its l_c to every L.
+CLASSES = ("small", "medium", "large")
+CLASS_PARAMS = tuple(f"{c}.{k}" for c in CLASSES for k in ("o", "L"))
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
@@ -42,6 +46,10 @@ class Params:
     # parameters (``machine.param_names``, in order).
     machine: machines.Machine | None = None
     values: tuple = ()
+    # Protocol classes: the small limit S1 (None: the two-protocol model) and the class
+    # parameters' values in CLASS_PARAMS order (zeros when only S1 is given).
+    S1: int | None = None
+    classes: tuple = ()
 
     def __post_init__(self):
         for name in PARAM_NAMES:
@@ -55,15 +63,30 @@ class Params:
             raise InputError(None, f"{len(self.values)} values for the machine's parameters {', '.join(extra)}")
         vals = tuple(machines.parse_value(n, v, f"--set {n}") for n, v in zip(extra, self.values))
         object.__setattr__(self, "values", vals)
+        self._check_classes()
+
+    def _check_classes(self):
+        if self.S1 is None:
+            if self.classes:
+                raise InputError("--small-limit", "protocol class parameters need the small limit S1")
+            return
+        object.__setattr__(self, "S1", parse_size(self.S1, "--small-limit"))
+        if self.S1 >= self.S:
+            raise InputError("--small-limit", f"expected S1 below the eager limit S = {fmt_size(self.S)}")
+        cls = tuple(self.classes) or (0.0,) * len(CLASS_PARAMS)
+        if len(cls) != len(CLASS_PARAMS):
+            raise InputError(None, f"{len(cls)} values for the protocol class parameters {', '.join(CLASS_PARAMS)}")
+        object.__setattr__(self, "classes", tuple(parse_time(v, f"--set {n}") for n, v in zip(CLASS_PARAMS, cls)))
 
     @property
     def names(self) -> tuple:
         """Every named parameter: the globals, then the machine's."""
-        return PARAM_NAMES + (self.machine.param_names if self.machine else ())
+        own = self.machine.param_names if self.machine else ()
+        return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ())
 
     @property
     def theta(self) -> list[float]:
-        return [self.L, self.o, self.g, self.G, self.O, *self.values]
+        return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes]
 
     def index(self, name: str) -> int:
         try:
@@ -90,11 +113,13 @@ class Params:
         """The same point with any named parameters changed (``{"intra.L": "0.2us"}``)."""
         changes = {**(values or {}), **kw}
         glob = {k: v for k, v in changes.items() if k in PARAM_NAMES}
-        vals = list(self.values)
+        vals, cls = list(self.values), list(self.classes)
         for name, v in changes.items():
-            if name not in PARAM_NAMES:
+            if name in CLASS_PARAMS and self.S1 is not None:
+                cls[CLASS_PARAMS.index(name)] = v
+            elif name not in PARAM_NAMES:
                 vals[self.index(name) - len(PARAM_NAMES)] = v
-        return dataclasses.replace(self, values=tuple(vals), **glob)
+        return dataclasses.replace(self, values=tuple(vals), classes=tuple(cls), **glob)
 
     def with_placement(self, nodes) -> Params:
         """The same point on the same machine with rank i on node ``nodes[i]`` (checked when
@@ -109,6 +134,7 @@ class Params:
             "protocol": self.protocol,
             "eager_limit": min(self.S, 2**64 - 1),
             "nic_serialization": self.nic_serialization,
+            "small_limit": self.S1,
         }
 
     def to_core(self):
@@ -133,6 +159,9 @@ class Params:
         if self.machine:
             out.update(zip(self.machine.param_names, self.values))
             out["machine"] = self.machine.to_dict()
+        if self.S1 is not None:
+            out["S1"] = self.S1
+            out.update(zip(CLASS_PARAMS, self.classes))
         return out
 
     def describe(self) -> str:
@@ -145,6 +174,10 @@ class Params:
         if self.machine:
             for n, v in zip(self.machine.param_names, self.values):
                 text += f" {n}={v:g} ns/B" if machines.kind_of(n) == "gap" else f" {n}={fmt_time(v)}"
+        if self.S1 is not None:
+            text += f" S1={fmt_size(self.S1)} " + " ".join(
+                f"{n}={fmt_time(v)}" for n, v in zip(CLASS_PARAMS, self.classes)
+            )
         return text
 
     @classmethod

@@ -27,7 +27,7 @@ use crate::engine::Plan;
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, NONE};
 use crate::model::{Lin, Point, TICKS_PER_NS};
-use crate::net::{GapTerms, LatTerms, Route, Routes};
+use crate::net::{GapTerms, LatTerms, Route, Routes, NO_CLASS};
 
 /// Column names of the global parameter columns, in θ order (L, o, g, G, O).
 pub const PARAM_COLS: [&str; crate::model::NPARAM] = ["l", "o", "gap", "g", "O"];
@@ -140,7 +140,7 @@ struct PairColumns<'a, R> {
 impl<R: Routes> Routes for PairColumns<'_, R> {
     fn route(&self, src: u32, dst: u32) -> Route {
         let i = self.index[&(src.min(dst), src.max(dst))] as usize;
-        Route { lat: LatTerms::param(self.first + 2 * i), gap: GapTerms::param(self.first + 2 * i + 1) }
+        Route { lat: LatTerms::param(self.first + 2 * i), gap: GapTerms::param(self.first + 2 * i + 1), ovh: NO_CLASS }
     }
     fn max_route(&self, pt: &Point) -> (f64, f64) {
         self.net.max_route(pt)

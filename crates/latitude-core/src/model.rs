@@ -19,6 +19,9 @@
 //! NIC serialization (option, fixed trace order; g is per message, G per byte):
 //!                   S(u') ≥ S(u) + g + b(s_u)·G  for consecutive sends u, u' of a rank/NIC
 //! T = max over all ops of E(v).
+//! protocol classes (option, `Classes`): small s ≤ S₁, medium S₁ < s ≤ S, large s > S;
+//!                   a message of class c pays o + o_c for every o and L + l_c for every L
+//!                   above (o_c, l_c named parameters of θ), so costs stay affine.
 //! ```
 //! Differences from LogGOPSim (reproduced by the simulator's `--loggopsim-compat`, not here):
 //! LogGOPSim charges the receiver's o (and G) when the message *arrives*, even if the recv is
@@ -72,6 +75,25 @@ impl Protocol {
     }
 }
 
+/// Three protocol size classes (docs/model.md §1): small ("mailbox", s ≤ S₁), medium
+/// (eager, S₁ < s ≤ S) and large (rendezvous, s > S). Class c adds its own named parameters
+/// to every message of the class: o_c to each overhead term o, l_c to each latency term L
+/// (its set-up latency), so a class message pays o + o_c and L + l_c wherever the
+/// two-protocol model pays o and L. Costs stay affine in θ with integer coefficients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Classes {
+    /// S₁: messages of at most this many bytes are small (S₁ < S).
+    pub small_limit: u64,
+    /// Index in θ of each class's overhead o_c and set-up latency l_c.
+    pub o: [u16; 3],
+    pub l: [u16; 3],
+}
+
+/// The names of the class parameters (`Classes::o`, `Classes::l`), class by class.
+pub const CLASS_NAMES: [&str; 3] = ["small", "medium", "large"];
+pub const CLASS_O: [&str; 3] = ["small.o", "medium.o", "large.o"];
+pub const CLASS_L: [&str; 3] = ["small.L", "medium.L", "large.L"];
+
 /// Structural model options (fixed for a plan; parameter values vary per point).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Model {
@@ -80,17 +102,37 @@ pub struct Model {
     pub eager_limit: u64,
     /// Serialize each rank's sends on their NIC in trace order (g, G).
     pub nic_serialization: bool,
+    /// Protocol size classes (None: the two-protocol model, no class parameters).
+    pub classes: Option<Classes>,
 }
 
 impl Default for Model {
     fn default() -> Self {
-        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false }
+        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false, classes: None }
     }
 }
 
 impl Model {
     pub fn is_eager(&self, bytes: u64) -> bool {
         bytes <= self.eager_limit
+    }
+    /// The class (0 small, 1 medium, 2 large) of a message of `bytes`, if the model has classes.
+    #[inline]
+    pub fn class_of(&self, bytes: u64) -> Option<usize> {
+        let c = self.classes?;
+        Some(if bytes <= c.small_limit {
+            0
+        } else if self.is_eager(bytes) {
+            1
+        } else {
+            2
+        })
+    }
+    /// The class parameters (o_c, l_c) of a message of `bytes`, if the model has classes.
+    #[inline]
+    pub fn class_params(&self, bytes: u64) -> Option<(usize, usize)> {
+        let (c, i) = (self.classes?, self.class_of(bytes)?);
+        Some((c.o[i] as usize, c.l[i] as usize))
     }
 }
 
@@ -277,10 +319,12 @@ impl Point {
     }
 }
 
-/// Most terms of a concrete cost: o, g, O plus a route's latency and gap terms.
-pub const LIN_TERMS: usize = 3 + ROUTE_LAT_TERMS + ROUTE_GAP_TERMS;
-/// Most named parameters in one route's latency (classes + L) and gap.
-pub const ROUTE_LAT_TERMS: usize = 8;
+/// Most terms of a concrete cost: o, g, O, a class's o_c plus a route's latency (with a
+/// class's l_c) and gap terms.
+pub const LIN_TERMS: usize = 4 + ROUTE_LAT_TERMS + ROUTE_GAP_TERMS;
+/// Most named parameters in one route's latency (link classes + L, and a protocol class's
+/// set-up latency) and gap.
+pub const ROUTE_LAT_TERMS: usize = 9;
 pub const ROUTE_GAP_TERMS: usize = 2;
 
 /// A concrete cost over the named parameters: c (ticks) + Σ a_i θ_{k_i}, the terms sparse.

@@ -176,6 +176,7 @@ fn envelope_pass_equals_tangent_refinement() {
             protocol: [Protocol::Handshake, Protocol::LogGopSim][(seed / 2 % 2) as usize],
             eager_limit: [u64::MAX, 4096][(seed % 2) as usize],
             nic_serialization: seed % 3 == 0,
+            classes: None,
         };
         let plan = Plan::prepare(&mut g, model).unwrap();
         let base = point(0.0, rng.below(300) as f64, rng.below(50) as f64, [0.0, 0.01][rng.below(2) as usize], 0.0);

@@ -76,7 +76,7 @@ fn models() -> Vec<Model> {
     for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
         for eager_limit in [0, 1024, u64::MAX] {
             for nic in [false, true] {
-                out.push(Model { protocol, eager_limit, nic_serialization: nic });
+                out.push(Model { protocol, eager_limit, nic_serialization: nic, classes: None });
             }
         }
     }

@@ -133,6 +133,7 @@ fn random_model(rng: &mut Rng) -> Model {
         protocol: [Protocol::Handshake, Protocol::LogGopSim][rng.below(2) as usize],
         eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize],
         nic_serialization: rng.below(2) == 0,
+        classes: None,
     }
 }
 

@@ -35,7 +35,7 @@ fn models() -> Vec<Model> {
     let mut out = Vec::new();
     for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
         for eager_limit in [0, 1024, u64::MAX] {
-            out.push(Model { protocol, eager_limit, nic_serialization: false });
+            out.push(Model { protocol, eager_limit, nic_serialization: false, classes: None });
         }
     }
     out

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use latitude_core::graph::ExecGraph;
-use latitude_core::model::{Model, Point, Protocol, MAXP, TICKS_PER_NS};
+use latitude_core::model::{Classes, Model, Point, Protocol, CLASS_L, CLASS_O, MAXP, TICKS_PER_NS};
 use latitude_core::net::{Dragonfly, FatTree, Flat, GraphNet, Machine as CoreMachine, Matrix, Network, Placement, Topology, Torus, NO_ENTRY};
 use latitude_core::Error;
 use pyo3::exceptions::PyValueError;
@@ -129,6 +129,20 @@ impl Machine {
     }
 }
 
+/// Protocol classes with cut-off S₁ = `small_limit`: their parameters are found by name.
+fn classes(names: &[String], small_limit: u64, eager_limit: u64) -> PyResult<Classes> {
+    if small_limit >= eager_limit {
+        return Err(bad(format!("protocol classes need S1 < S (the small limit {small_limit} below the eager limit {eager_limit})")));
+    }
+    let find = |n: &str| names.iter().position(|x| x == n).map(|i| i as u16).ok_or_else(|| bad(format!("protocol classes need the parameter {n:?}")));
+    let (mut o, mut l) = ([0u16; 3], [0u16; 3]);
+    for i in 0..3 {
+        o[i] = find(CLASS_O[i])?;
+        l[i] = find(CLASS_L[i])?;
+    }
+    Ok(Classes { small_limit, o, l })
+}
+
 /// Named parameter values, model options and machine: what every analysis call takes.
 #[pyclass(frozen, module = "latitude._core")]
 pub struct Config {
@@ -141,7 +155,7 @@ pub struct Config {
 #[pymethods]
 impl Config {
     #[new]
-    #[pyo3(signature = (names, values, protocol="handshake", eager_limit=262144, nic_serialization=false, machine=None))]
+    #[pyo3(signature = (names, values, protocol="handshake", eager_limit=262144, nic_serialization=false, machine=None, small_limit=None))]
     fn new(
         names: Vec<String>,
         values: Vec<f64>,
@@ -149,6 +163,7 @@ impl Config {
         eager_limit: u64,
         nic_serialization: bool,
         machine: Option<PyRef<'_, Machine>>,
+        small_limit: Option<u64>,
     ) -> PyResult<Config> {
         let protocol = Protocol::parse(protocol).ok_or_else(|| bad(format!("unknown rendezvous protocol {protocol:?} (handshake or loggopsim)")))?;
         if names.len() != values.len() || names.len() > MAXP {
@@ -161,7 +176,8 @@ impl Config {
                 return Err(bad(format!("the machine has {} parameters, the configuration {}", m.nparams, names.len())));
             }
         }
-        Ok(Config { names, point, model: Model { protocol, eager_limit, nic_serialization }, machine })
+        let classes = small_limit.map(|s| classes(&names, s, eager_limit)).transpose()?;
+        Ok(Config { names, point, model: Model { protocol, eager_limit, nic_serialization, classes }, machine })
     }
 
     /// Index of a named parameter.

@@ -224,7 +224,7 @@ impl Graph {
                     .rev()
                     .take(path_limit)
                     .rev()
-                    .map(|s| (s.vertex, s.kind as u8, g.rank(s.vertex), g.local(s.vertex), s.concrete(g, r).eval(&pt), g.location(s.vertex)))
+                    .map(|s| (s.vertex, s.kind as u8, g.rank(s.vertex), g.local(s.vertex), s.concrete(g, r, &plan.model).eval(&pt), g.location(s.vertex)))
                     .collect();
                 let pairs = pairs.then(|| pair_rows(g, r, &pr));
                 Ok::<_, Error>((pr, summary, steps, plan.nslots(), pairs))

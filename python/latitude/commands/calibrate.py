@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from latitude import calibrate, inject, loggp_fit
+from latitude import calibrate, inject, loggp_fit, protocol_fit
 from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
 from latitude.outputs import write_text
@@ -119,12 +119,15 @@ def run(args) -> int:
         calibrate.write_samples(m.runs or [m], samples)
     f = loggp_fit.fit(m)
     loggp_fit.require_identified(f, args.allow_zero_L)
+    classes = protocol_fit.fit_classes(m, f)
     if args.output:
-        write_text(args.output, loggp_fit.to_toml(f, command, args.under_injector, samples), "machine file")
+        text = loggp_fit.to_toml(f, command, args.under_injector, samples) + "\n".join(classes.toml() + [""])
+        write_text(args.output, text.rstrip("\n") + "\n", "machine file")
     if args.json:
-        print(json.dumps(f.to_dict() | {"samples": samples}, indent=1))
+        print(json.dumps(f.to_dict() | {"samples": samples, "protocol_classes": classes.to_dict()}, indent=1))
     else:
         print(loggp_fit.table(f))
+        print("\n".join(f"note: {n}" for n in classes.notes))
     if f.too_noisy:
         inject.log("warning: " + next(n for n in f.notes if "too noisy" in n))
     if samples:

@@ -28,6 +28,12 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
     )
     grp.add_argument("--rendezvous", choices=PROTOCOLS, help="rendezvous protocol (default handshake)")
     grp.add_argument(
+        "--small-limit",
+        metavar="SIZE",
+        help="protocol size classes: messages up to SIZE are small (mailbox), up to -S medium (eager), "
+        "larger rendezvous; each class's extra o and L are --set small.o=..., medium.L=... (docs/model.md)",
+    )
+    grp.add_argument(
         "--serialize-nic",
         action="store_true",
         help="serialize each rank's sends on its NIC in trace order (g + bytes·G apart)",
@@ -54,6 +60,8 @@ def params_from_args(args: argparse.Namespace) -> Params:
             kw[name] = value
     if getattr(args, "rendezvous", None):
         kw["protocol"] = args.rendezvous
+    if getattr(args, "small_limit", None) is not None:
+        kw["S1"] = args.small_limit
     if getattr(args, "serialize_nic", False) or (args.g is not None and parse_time(args.g, "-g") > 0):
         kw["nic_serialization"] = True
     out = base.replace(**kw) if kw else base

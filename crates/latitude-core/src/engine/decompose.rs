@@ -239,10 +239,10 @@ impl<R: Routes> Ctx<'_, R> {
         let (u, r) = if g.kind[v] == Kind::Send { (v, q) } else { (q, v) };
         let size = g.val[u];
         let th = &self.pt.theta;
-        let route = route_of(g, self.net, u);
+        let route = route_of(g, self.net, &self.plan.model, u);
         let lat = route.lat.at(self.pt);
         let bg = b(size) as i128 * route.gap.at(self.pt);
-        let o = th[p::O_MSG];
+        let o = th[p::O_MSG] + route.ovh_at(self.pt);
         let ob = o + b(size) as i128 * th[p::O_BYTE];
         let (su, sr) = (self.s[u], self.s[r]);
         let model = &self.plan.model;

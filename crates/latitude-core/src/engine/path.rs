@@ -9,7 +9,7 @@
 use super::plan::Plan;
 use super::walk::{route_of, NO_TERM, VIA_PARTNER};
 use crate::graph::{Dep, ExecGraph, Kind};
-use crate::model::{cost, p, Affine, Lin, Point, Protocol};
+use crate::model::{cost, p, Affine, Lin, Model, Point, Protocol};
 use crate::net::{Route, Routes};
 
 /// What a step of the critical path is.
@@ -66,16 +66,21 @@ impl Step {
     }
 
     /// The step's route on the machine (flat for steps without network terms).
-    pub fn route<R: Routes>(&self, g: &ExecGraph, net: &R) -> Route {
+    pub fn route<R: Routes>(&self, g: &ExecGraph, net: &R, model: &Model) -> Route {
         match self.send(g) {
-            Some(u) => route_of(g, net, u as usize),
+            Some(u) => route_of(g, net, model, u as usize),
+            // Overhead steps: the message's protocol class still adds its o_c.
+            None if model.classes.is_some() && g.kind(self.vertex) != Kind::Calc => {
+                let u = if g.kind(self.vertex) == Kind::Recv { g.partner(self.vertex) } else { self.vertex };
+                Route::flat().with_class(model, g.val[u as usize])
+            }
             None => Route::flat(),
         }
     }
 
     /// The step's concrete cost on the machine.
-    pub fn concrete<R: Routes>(&self, g: &ExecGraph, net: &R) -> Lin {
-        self.route(g, net).expand(&self.cost)
+    pub fn concrete<R: Routes>(&self, g: &ExecGraph, net: &R, model: &Model) -> Lin {
+        self.route(g, net, model).expand(&self.cost)
     }
 
     /// Rank that pays the step's overhead and rank whose time the network part delays.
@@ -88,7 +93,7 @@ impl Step {
     }
 }
 
-pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R) -> PathSummary {
+pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R, model: &Model) -> PathSummary {
     let n = g.num_ranks() as usize;
     let mut s = PathSummary {
         rank_calc_ns: vec![0.0; n],
@@ -105,10 +110,10 @@ pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R) 
         let (own, waits) = st.ranks(g);
         let a = &st.cost.a;
         let calc = st.cost.c as f64;
-        let route = st.route(g, net);
+        let route = st.route(g, net, model);
         let lat = a[p::L] as f64 * pt.to_ns(route.lat.at(pt));
         let bw = a[p::G_BYTE] as f64 * pt.to_ns(route.gap.at(pt));
-        let ovh = a[p::O_MSG] as f64 * th[p::O_MSG] + a[p::O_BYTE] as f64 * th[p::O_BYTE];
+        let ovh = a[p::O_MSG] as f64 * (th[p::O_MSG] + pt.to_ns(route.ovh_at(pt))) + a[p::O_BYTE] as f64 * th[p::O_BYTE];
         let gap = a[p::G_MSG] as f64 * th[p::G_MSG];
         s.calc_ns += calc;
         s.latency_ns += lat;

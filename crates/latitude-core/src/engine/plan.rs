@@ -64,11 +64,17 @@ impl Plan {
     /// The latency and gap terms are bounded by the network's largest route at `pt`.
     pub fn check<R: Routes>(&self, pt: &Point, net: &R) -> Result<()> {
         let (lat, gap) = net.max_route(pt);
+        // A protocol class adds its o_c to every o and its l_c to every latency.
+        let (co, cl) = self.model.classes.map_or((0.0, 0.0), |c| {
+            let most = |ks: [u16; 3]| ks.iter().map(|&k| pt.theta[k as usize] as f64).fold(0.0, f64::max);
+            (most(c.o), most(c.l))
+        });
         let mut m = self.calc_total * pt.unit as f64;
         for k in 0..NPARAM {
             let v = match k {
-                p::L => lat,
+                p::L => lat + cl,
                 p::G_BYTE => gap,
+                p::O_MSG => pt.theta[k] as f64 + co,
                 _ => (pt.theta[k] as f64).abs(),
             };
             m += self.coeff_total[k] * v;

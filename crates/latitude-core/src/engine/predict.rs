@@ -24,7 +24,7 @@ use super::plan::Plan;
 use super::walk::{walk, Domain, NO_TERM};
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, NONE};
-use crate::model::{Affine, Lin, Point, MAXP};
+use crate::model::{Affine, Lin, Model, Point, MAXP};
 use crate::net::Routes;
 
 /// A time with the largest slopes of the paths attaining it (per parameter, and in the count
@@ -203,6 +203,8 @@ pub struct Prediction {
     pub path: Vec<Step>,
     /// Vertex whose end is T.
     pub last: u32,
+    /// The model the prediction is for (its protocol classes price the path's steps).
+    pub model: Model,
 }
 
 impl Prediction {
@@ -218,7 +220,7 @@ impl Prediction {
         let mut c = 0i128;
         let mut a = vec![0u64; self.point.n];
         for s in &self.path {
-            let lin = s.concrete(g, net);
+            let lin = s.concrete(g, net, &self.model);
             c += lin.c;
             for (k, x) in lin.terms() {
                 a[k] += x;
@@ -228,7 +230,7 @@ impl Prediction {
     }
     /// Breakdown of the critical path at this point.
     pub fn summary<R: Routes>(&self, g: &ExecGraph, net: &R) -> PathSummary {
-        summarize(g, &self.path, &self.point, net)
+        summarize(g, &self.path, &self.point, net, &self.model)
     }
 }
 
@@ -269,5 +271,6 @@ fn run<const K: usize, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Poin
         lat_left,
         path,
         last: dom.best_v,
+        model: plan.model,
     })
 }

@@ -10,7 +10,7 @@
 
 use super::plan::Plan;
 use crate::graph::{ExecGraph, Kind, IREQ, NONE};
-use crate::model::{cost, Lin, Protocol};
+use crate::model::{cost, Lin, Model, Protocol};
 use crate::net::{Route, Routes};
 
 /// What a pass computes with. `max` gets ≥ 1 candidates and returns the max and the index
@@ -67,10 +67,15 @@ pub const COLLECT_EVERY: usize = 4096;
 const S: usize = 0;
 const E: usize = 1;
 
-/// The route of send `u`'s message.
+/// The route of send `u`'s message, with its protocol class's terms under `model`.
 #[inline]
-pub(crate) fn route_of<R: Routes>(g: &ExecGraph, net: &R, u: usize) -> Route {
-    net.route(g.rank[u], g.peer[u])
+pub(crate) fn route_of<R: Routes>(g: &ExecGraph, net: &R, model: &Model, u: usize) -> Route {
+    let r = net.route(g.rank[u], g.peer[u]);
+    if model.classes.is_some() {
+        r.with_class(model, g.val[u])
+    } else {
+        r
+    }
 }
 
 /// Run one pass. If `record` is given (length = vertices) it receives the winner records.
@@ -103,7 +108,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
             if gp != NONE {
                 let prev = store[slot[gp as usize] as usize][S];
                 let gp = gp as usize;
-                cands.push(dom.add(&prev, &route_of(g, net, gp).expand(&cost::nic_gap(g.val[gp]))));
+                cands.push(dom.add(&prev, &route_of(g, net, model, gp).expand(&cost::nic_gap(g.val[gp]))));
             }
             dom.note(v as u32, Quantity::Start);
             let (s, w) = dom.max(&cands);
@@ -131,7 +136,10 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
         }
         let own = match kind {
             Kind::Calc => unreachable!(),
-            Kind::Send if model.is_eager(g.val[v]) => Some(dom.add(&s, &Route::local(&cost::send_overhead(g.val[v])))),
+            Kind::Send if model.is_eager(g.val[v]) => {
+                let own = cost::send_overhead(g.val[v]);
+                Some(dom.add(&s, &if model.classes.is_some() { route_of(g, net, model, v).expand(&own) } else { Route::local(&own) }))
+            }
             _ => None,
         };
         let q = g.partner[v];
@@ -140,7 +148,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
             let q = q as usize;
             let s_q = store[slot[q] as usize][S];
             let (u, r, s_u, s_r) = if kind == Kind::Send { (v, q, s, s_q) } else { (q, v, s_q, s) };
-            let route = route_of(g, net, u);
+            let route = route_of(g, net, model, u);
             let ends = finish_pair(dom, model.protocol, model.is_eager(g.val[u]), (u as u32, r as u32), s_u, s_r, g.val[u], &route);
             let (mine, mine_via, theirs) = if kind == Kind::Recv {
                 (ends.recv, ends.recv_via, ends.send)
@@ -204,7 +212,7 @@ fn finish_pair<D: Domain>(
         let arrival = dom.add(&s_u, &route.expand(&cost::arrival(size)));
         dom.note(r, Quantity::End);
         let (m, w) = dom.max(&[s_r, arrival]);
-        return PairEnds { recv: dom.add(&m, &Route::local(&cost::recv_overhead(size))), recv_via: w == 1, send: None };
+        return PairEnds { recv: dom.add(&m, &route.expand(&cost::recv_overhead(size))), recv_via: w == 1, send: None };
     }
     let (e_r, e_u, r_via, u_via) = rendezvous(dom, protocol, (u, r), s_r, s_u, size, route);
     PairEnds { recv: e_r, recv_via: r_via, send: Some((e_u, u_via)) }
@@ -235,7 +243,7 @@ fn rendezvous<D: Domain>(
             let arrival = dom.add(&s_u, &route.expand(&cost::arrival(size)));
             dom.note(v, Quantity::End);
             let (m, wv) = dom.max(&[s_v, arrival]);
-            let e_v = dom.add(&m, &Route::local(&cost::loggopsim_recv()));
+            let e_v = dom.add(&m, &route.expand(&cost::loggopsim_recv()));
             dom.note(u, Quantity::End);
             let (e_u, wu) = dom.max(&[rts, s_v]);
             (e_v, e_u, wv == 1, wu == 1)

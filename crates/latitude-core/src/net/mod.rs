@@ -41,7 +41,7 @@ use crate::model::{p, Point};
 
 pub use graph_net::GraphNet;
 pub use placement::Placement;
-pub use route::{Flat, GapTerms, LatTerms, Route, Routes, Terms};
+pub use route::{Flat, GapTerms, LatTerms, Route, Routes, Terms, NO_CLASS};
 pub use topology::{Counts, Dragonfly, FatTree, Torus, MAX_CLASSES, TORUS_DIMS};
 
 /// The network between nodes.
@@ -361,7 +361,7 @@ impl Routes for Network {
             (None, Some((_, g))) if a == b => GapTerms::param(g as usize),
             _ => GapTerms::param(p::G_BYTE),
         };
-        Route { lat, gap }
+        Route { lat, gap, ovh: NO_CLASS }
     }
 
     fn is_flat(&self) -> bool {

@@ -2,7 +2,7 @@
 //! as sparse affine forms over the named parameters, and how an abstract LogGPS cost (where
 //! `L` and `G` stand for "this pair's latency" and "this pair's gap") becomes concrete.
 
-use crate::model::{p, Affine, Lin, Point, ROUTE_GAP_TERMS, ROUTE_LAT_TERMS, TICKS_PER_NS};
+use crate::model::{p, Affine, Lin, Model, Point, ROUTE_GAP_TERMS, ROUTE_LAT_TERMS, TICKS_PER_NS};
 
 /// c (ticks) + Σ a_i θ_{k_i} with at most `N` terms, indices distinct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,12 +61,38 @@ pub type GapTerms = Terms<ROUTE_GAP_TERMS>;
 pub struct Route {
     pub lat: LatTerms,
     pub gap: GapTerms,
+    /// A protocol class's overhead parameter o_c, paid with every o (`NO_CLASS`: none).
+    pub ovh: u16,
 }
+
+/// `Route::ovh` of a message without a protocol class.
+pub const NO_CLASS: u16 = u16::MAX;
 
 impl Route {
     /// The flat network: latency L, gap G.
     pub fn flat() -> Route {
-        Route { lat: LatTerms::param(p::L), gap: GapTerms::param(p::G_BYTE) }
+        Route { lat: LatTerms::param(p::L), gap: GapTerms::param(p::G_BYTE), ovh: NO_CLASS }
+    }
+
+    /// The route of a message of `bytes` under `model`: its protocol class (if any) adds
+    /// l_c to its latency and o_c to its overheads (model.rs, `Classes`).
+    #[inline]
+    pub fn with_class(mut self, model: &Model, bytes: u64) -> Route {
+        if let Some((o, l)) = model.class_params(bytes) {
+            self.lat.add(l, 1);
+            self.ovh = o as u16;
+        }
+        self
+    }
+
+    /// o_c at a point (0 without a class), in the point's units.
+    #[inline]
+    pub fn ovh_at(&self, pt: &Point) -> i128 {
+        if self.ovh == NO_CLASS {
+            0
+        } else {
+            pt.theta[self.ovh as usize]
+        }
     }
 
     /// The concrete cost of an abstract one without latency or gap terms (overheads),
@@ -90,6 +116,9 @@ impl Route {
         out.push(p::O_MSG as u16, a.a[p::O_MSG]);
         out.push(p::G_MSG as u16, a.a[p::G_MSG]);
         out.push(p::O_BYTE as u16, a.a[p::O_BYTE]);
+        if self.ovh != NO_CLASS {
+            out.push(self.ovh, a.a[p::O_MSG]);
+        }
         if al != 0 {
             out.c += al as i128 * self.lat.c;
             for i in 0..self.lat.n as usize {
@@ -160,7 +189,7 @@ mod tests {
         lat.add(5, 2);
         lat.add(7, 1);
         lat.c = 5 * TICKS_PER_NS;
-        let route = Route { lat, gap: GapTerms::param(6) };
+        let route = Route { lat, gap: GapTerms::param(6), ovh: NO_CLASS };
         let lin = route.expand(&cost::handshake_send(11)); // 2o + 3·lat + 10·gap
         assert_eq!((lin.coeff(5), lin.coeff(7), lin.coeff(6), lin.coeff(p::O_MSG), lin.coeff(p::L)), (6, 3, 10, 2, 0));
         assert_eq!(lin.c, 15 * TICKS_PER_NS);

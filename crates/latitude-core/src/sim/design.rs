@@ -58,6 +58,19 @@ pub(crate) struct Ctx<'a> {
     pub noise: &'a Noise<'a>,
 }
 
+impl Ctx<'_> {
+    /// A message's latency, gap per byte and per-message overhead: the pair's L and G and
+    /// θ's o, plus its protocol class's l_c and o_c (model.rs, `Classes`).
+    #[inline]
+    fn msg(&self, src: u32, dst: u32, size: u64) -> (u64, u64, u64) {
+        let (lat, gap) = self.pairs.get(&self.th, src, dst);
+        match self.model.class_of(size) {
+            None => (lat, gap, self.th.o),
+            Some(i) => (lat.saturating_add(self.th.cl[i]), gap, self.th.o.saturating_add(self.th.co[i])),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Default)]
 struct Node {
     /// Max over satisfied dependencies of their start/end (the ready time once pending = 0).
@@ -240,7 +253,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn send(&mut self, u: u32) {
         let (c, op) = (self.c, *self.sg.op(u));
         let th = &c.th;
-        let (lat, gap) = c.pairs.get(th, op.rank, op.peer);
+        let (lat, gap, o) = c.msg(op.rank, op.peer, op.val);
         let eager = c.model.is_eager(op.val);
         let (mut t, mut cause) = (self.now, if O::ON { Cause::ready(self.vx(u)) } else { Cause::NONE });
         let rn = op.rank as usize * self.sg.nnic + op.nic as usize;
@@ -249,7 +262,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             cause = self.obs.nic_cause(rn);
         }
         let per_byte = b(op.val).saturating_mul(th.ob);
-        let len = if eager { th.o.saturating_add(per_byte) } else { th.o };
+        let len = if eager { o.saturating_add(per_byte) } else { o };
         let (t0, t1, slice) = self.phase(u, SliceKind::Send, t, cause, len);
         if c.model.nic_serialization {
             self.st.nic_free[rn] = t0.saturating_add(th.g).saturating_add(b(op.val).saturating_mul(gap));
@@ -308,9 +321,9 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             }
         } else {
             // handshake: read request, data back, then the receive overhead.
-            let (_, t1, _) = self.phase(v, SliceKind::ReadRequest, now, cause, c.th.o);
-            let op = self.sg.op(u);
-            let (lat, gap) = c.pairs.get(&c.th, op.rank, op.peer);
+            let op = *self.sg.op(u);
+            let (lat, gap, o) = c.msg(op.rank, op.peer, size);
+            let (_, t1, _) = self.phase(v, SliceKind::ReadRequest, now, cause, o);
             let data = t1.saturating_add(c.noise.latency(u, 1, lat)).saturating_add(c.noise.latency(u, 2, lat)).saturating_add(b(size).saturating_mul(gap));
             self.push(RECV_CPU, v, data);
         }
@@ -323,7 +336,9 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let size = self.sg.op(u).val;
         let eager = c.model.is_eager(size);
         let handshake = !eager && c.model.protocol == Protocol::Handshake;
-        let len = if eager { c.th.o.saturating_add(b(size).saturating_mul(c.th.ob)) } else { c.th.o };
+        let op = *self.sg.op(u);
+        let (lat, _, o) = c.msg(op.rank, op.peer, size);
+        let len = if eager { o.saturating_add(b(size).saturating_mul(c.th.ob)) } else { o };
         let cause = match (O::ON, handshake, self.now > self.st.node[v as usize].ready) {
             (false, _, _) => Cause::NONE,
             (true, true, _) => Cause::data(self.vx(v)),
@@ -336,8 +351,6 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         }
         self.ended(v, t1, Cause::slice(slice));
         if handshake {
-            let op = self.sg.op(u);
-            let (lat, _) = c.pairs.get(&c.th, op.rank, op.peer);
             let fin = t1.saturating_add(c.noise.latency(u, 3, lat));
             let cause = if O::ON { Cause::fin(self.vx(v)) } else { Cause::NONE };
             self.ended(u, fin, cause);

@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
-use crate::model::{p, Model, Point, NPARAM, TICKS_PER_NS};
+use crate::model::{p, Classes, Model, Point, NPARAM, TICKS_PER_NS};
 use crate::net::Routes;
 use rayon::prelude::*;
 
@@ -76,6 +76,9 @@ pub(crate) struct Theta {
     pub g: u64,
     pub gb: u64,
     pub ob: u64,
+    /// Protocol classes' o_c and l_c (small, medium, large; zero without classes).
+    pub co: [u64; 3],
+    pub cl: [u64; 3],
 }
 
 /// Latency and gap of every pair of ranks that exchanges messages, when the machine is not
@@ -177,22 +180,32 @@ const LIMIT: u64 = 1 << 62;
 const FLAGS: [&str; NPARAM] = ["-L", "-o", "-g", "-G", "-O"];
 
 /// θ in units of `unit_ticks` ticks (rounded), and whether that was exact.
-fn theta_in(pt: &Point, unit_ticks: u64) -> (Theta, bool) {
-    let mut v = [0u64; NPARAM];
+fn theta_in(pt: &Point, unit_ticks: u64, classes: Option<Classes>) -> (Theta, bool) {
     let mut exact = true;
-    for (x, theta) in v.iter_mut().zip(pt.theta) {
+    let mut conv = |theta: i128| {
         // θ_k = theta/unit ns = theta·10⁹/unit ticks
         let num = theta * TICKS_PER_NS;
         let den = pt.unit * unit_ticks as i128;
         exact &= num % den == 0;
-        *x = ((num + den / 2) / den).clamp(0, u64::MAX as i128) as u64;
+        ((num + den / 2) / den).clamp(0, u64::MAX as i128) as u64
+    };
+    let v: Vec<u64> = pt.theta[..NPARAM].iter().map(|&t| conv(t)).collect();
+    let (mut co, mut cl) = ([0u64; 3], [0u64; 3]);
+    if let Some(c) = classes {
+        for i in 0..3 {
+            co[i] = conv(pt.theta[c.o[i] as usize]);
+            cl[i] = conv(pt.theta[c.l[i] as usize]);
+        }
     }
-    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE] }, exact)
+    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE], co, cl }, exact)
 }
 
 /// LogGOPSim takes `int` parameters in ns and a 32-bit S.
 fn compat_theta(pt: &Point, model: &Model) -> Result<Theta> {
-    let (th, _) = theta_in(pt, UNITS[NS]);
+    if model.classes.is_some() {
+        return Err(Error::in_file("--loggopsim-compat", "LogGOPSim has one eager/rendezvous protocol; it cannot simulate protocol size classes"));
+    }
+    let (th, _) = theta_in(pt, UNITS[NS], None);
     let vals = pt.ns();
     for k in 0..NPARAM {
         let integral = pt.theta[k] % pt.unit == 0;
@@ -241,7 +254,7 @@ impl<'a> Runner<'a> {
             NS
         } else {
             // the coarsest unit in which every parameter (and every pair's cost) is exact
-            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u]).1 && pairs_in(&pair_ticks, UNITS[u]).1).unwrap_or(0)
+            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u], opts.model.classes).1 && pairs_in(&pair_ticks, UNITS[u]).1).unwrap_or(0)
         };
         let (costs, exact) = pairs_in(&pair_ticks, UNITS[unit]);
         let pairs = (unit, costs, exact);
@@ -254,7 +267,7 @@ impl<'a> Runner<'a> {
             let unit_ticks = UNITS[self.unit];
             let (th, mut exact) = match self.opts.semantics {
                 Semantics::LogGopSim => (compat_theta(&self.pt, &self.opts.model)?, true),
-                Semantics::Design => theta_in(&self.pt, unit_ticks),
+                Semantics::Design => theta_in(&self.pt, unit_ticks, self.opts.model.classes),
             };
             if self.pairs.0 != self.unit {
                 let (costs, ok) = pairs_in(&self.pair_ticks, unit_ticks);

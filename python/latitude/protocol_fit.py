@@ -1,0 +1,119 @@
+"""Protocol size classes from calibration measurements (docs/model.md §1, `[protocols]`).
+
+The base fit (:mod:`latitude.loggp_fit`) takes o and L from the smallest eager messages, so
+they are the small class's. With o_c and l_c the extra overhead and latency of class c, the
+measurements of an eager size s of class c are
+
+    calls:            (o_send(s) + o_recv(s)) / 2  = o + o_c + b(s)·O
+    half round trip:  h(s) − o_send(s) − o_recv(s) = L + l_c + b(s)·(G − O)
+
+The cut-off S₁ splits the eager sizes into a small class (≤ S₁) and a medium one: every split
+leaving each class two sizes is tried; per split the calls' times give O (one slope) and
+each class's o + o_c (its intercept), the round trips minus the calls each class's L + l_c,
+and the split with the least squared error of the round trips wins. Two classes are kept only when they describe the
+round trips clearly better than one (BIC lower by more than 2 and a step in the round trip of
+more than 3 % of it, and more than the measurements' own spread); otherwise the calibration
+says one class is enough and writes none. The large (rendezvous) class's l_c is the
+rendezvous latency the round trips of large messages show beyond L (h = 3(L + l_c) + 3(o + o_c)
++ b·G: only l_c + o_c is identified, so all of it goes to l_c, and o_c is 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from latitude.calibrate import Measurements
+from latitude.loggp_fit import Fit, b
+from latitude.params import CLASS_PARAMS
+
+STEP_MIN = 0.03  # a class step smaller than this share of the round trip is not a class
+BIC_MIN = 2.0
+
+
+@dataclass
+class ClassFit:
+    S1: int | None  # None: one eager class is enough
+    values: dict = field(default_factory=dict)  # CLASS_PARAMS name -> ns
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"S1": self.S1, "classes": self.values, "notes": self.notes}
+
+    def toml(self) -> list[str]:
+        """The machine file's `[protocols]` table (empty with one class)."""
+        if self.S1 is None:
+            return []
+        out = ["", "[protocols]", f"S1 = {self.S1}"]
+        for c in ("small", "medium", "large"):
+            o, L = self.values[f"{c}.o"], self.values[f"{c}.L"]
+            out.append(f'{c} = {{ o = "{o:.4g}ns", L = "{L:.4g}ns" }}')
+        return out
+
+
+def _bic(sse: float, n: int, k: int) -> float:
+    return n * math.log(max(sse, 1e-9) / n) + k * math.log(n)
+
+
+def _common_slope(groups: list[list[tuple[float, float]]]) -> tuple[float, list[float]]:
+    """Least squares y = a_g + slope·x with one intercept per group and a common slope."""
+    means = [(sum(x for x, _ in g) / len(g), sum(y for _, y in g) / len(g)) for g in groups]
+    sxy = sum((x - mx) * (y - my) for g, (mx, my) in zip(groups, means) for x, y in g)
+    sxx = sum((x - mx) ** 2 for g, (mx, _) in zip(groups, means) for x, _ in g)
+    slope = sxy / sxx if sxx else 0.0
+    return slope, [my - slope * mx for mx, my in means]
+
+
+def _split(eager: list[int], h: dict, calls: dict, f: Fit, k: int):
+    """Classes eager[:k] and eager[k:]: O (common slope of the calls' times), each class's
+    o_c and l_c, and the squared error of the round trips."""
+    groups = [eager[:k], eager[k:]] if k else [eager]
+    O, icpt = _common_slope([[(b(s), calls[s] / 2) for s in g] for g in groups])
+    O = max(O, 0.0)
+    out, sse = [], 0.0
+    for g, a in zip(groups, icpt):
+        x_o = a - f.o
+        x_L = sum(h[s] - calls[s] - b(s) * (f.G - O) for s in g) / len(g) - f.L
+        model = {s: f.L + x_L + 2 * (f.o + x_o) + b(s) * (f.G + O) for s in g}
+        sse += sum((h[s] - model[s]) ** 2 for s in g)
+        out.append((x_o, x_L))
+    return O, out, sse
+
+
+def fit_classes(m: Measurements, f: Fit) -> ClassFit:
+    """The protocol classes of the measurements `m` given their base fit `f`."""
+    S = m.eager
+    eager = [s for s in sorted(m.pingpong) if (S is None or s <= S) and s in m.o_send and s in m.o_recv]
+    rndv = [s for s in sorted(m.pingpong) if S is not None and s > S]
+    h = {s: m.pingpong[s][1] * 1e3 for s in m.pingpong}
+    calls = {s: (m.o_send[s] + m.o_recv[s]) * 1e3 for s in eager}
+    large_L = max(0.0, f.L_rendezvous - f.L) if f.L_rendezvous is not None else 0.0
+    out = ClassFit(None)
+    if len(eager) < 4 or S is None:
+        out.notes.append("protocol classes: too few eager sizes (or no eager limit) to look for a small class")
+        return out
+    n = len(eager)
+    one = _split(eager, h, calls, f, 0)[2]
+    # Each class keeps at least two sizes (an intercept and the common slope per split).
+    best = min(range(2, n - 1), key=lambda k: _split(eager, h, calls, f, k)[2])
+    _, ((so, sl), (mo, ml)), two = _split(eager, h, calls, f, best)
+    jump = (2 * mo + ml) - (2 * so + sl)  # what the cut-off adds to the round trip
+    hi = sum(h[s] for s in eager[best:]) / (n - best)
+    gain = _bic(one, n, 2) - _bic(two, n, 3)
+    big = abs(jump) > STEP_MIN * hi and abs(jump) > 2 * (f.noise or 0.0) * hi
+    if gain <= BIC_MIN or not big:
+        out.notes.append(
+            f"protocol classes: one eager class is enough (the best cut-off, {eager[best - 1]} B, changes the "
+            f"round trip by {jump:+.0f} ns; BIC gain {gain:.1f})"
+        )
+        return out
+    out.S1 = eager[best - 1]
+    # The classes add cost: a negative excess (noise, or a cheaper medium path) is written as 0.
+    vals = dict(zip(CLASS_PARAMS, (so, sl, mo, ml, 0.0, large_L)))
+    out.values = {k: max(v, 0.0) for k, v in vals.items()}
+    out.notes.append(
+        f"protocol classes: small up to {out.S1} B, medium up to {S} B: the round trip steps by "
+        f"{jump:+.0f} ns at the cut-off (BIC gain {gain:.1f}); large (rendezvous) messages add "
+        f"{large_L:.0f} ns of latency" + ("" if rndv else " (no rendezvous sizes measured)")
+    )
+    return out
