@@ -69,6 +69,17 @@ def register(subparsers) -> None:
         "--allow-zero-L", action="store_true", help="write L = 0 when it is not identified instead of refusing"
     )
     p.add_argument("--json", action="store_true", help="print the fit as JSON on stdout")
+    g = p.add_argument_group("Bayesian calibration (docs/validation.md)")
+    g.add_argument(
+        "--bayes",
+        action="store_true",
+        help="also sample the posterior of L, o, G, O and the noise by MCMC (emcee); with -o saved as "
+        "NAME.posterior.csv (give it to predict --posterior)",
+    )
+    g.add_argument("--prior", metavar="SPEC", help="uniform prior ranges, e.g. L=0:10us,o=0:2us,G=0:0.1ns")
+    g.add_argument("--steps", type=int, default=3000, help="MCMC steps per walker (default 3000; half burn-in)")
+    g.add_argument("--posterior-out", metavar="CSV", help="where to save the posterior samples")
+    g.add_argument("--plot", metavar="F", help="marginal posterior plots (PNG/SVG/PDF by extension)")
     add_launch_args(
         p, "the measuring programs", "the launch command without a program, e.g. mpirun -np 2", required=False
     )
@@ -120,14 +131,23 @@ def run(args) -> int:
     f = loggp_fit.fit(m)
     loggp_fit.require_identified(f, args.allow_zero_L)
     classes = protocol_fit.fit_classes(m, f)
+    post, post_path = posterior(args, m, f)
     if args.output:
-        text = loggp_fit.to_toml(f, command, args.under_injector, samples) + "\n".join(classes.toml() + [""])
-        write_text(args.output, text.rstrip("\n") + "\n", "machine file")
+        text = loggp_fit.to_toml(f, command, args.under_injector, samples)
+        if post_path:
+            text += f"# posterior samples (latitude calibrate --bayes): predict --posterior {post_path}\n"
+        write_text(args.output, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
+    extra = {"samples": samples, "protocol_classes": classes.to_dict()}
+    if post is not None:
+        extra["posterior"] = {"path": post_path, "acceptance": post.acceptance, "draws": len(post.samples)}
+        extra["posterior"]["params"] = post.summary()
     if args.json:
-        print(json.dumps(f.to_dict() | {"samples": samples, "protocol_classes": classes.to_dict()}, indent=1))
+        print(json.dumps(f.to_dict() | extra, indent=1))
     else:
         print(loggp_fit.table(f))
         print("\n".join(f"note: {n}" for n in classes.notes))
+        if post is not None:
+            print(bayes_table(post))
     if f.too_noisy:
         inject.log("warning: " + next(n for n in f.notes if "too noisy" in n))
     if samples:
@@ -135,3 +155,30 @@ def run(args) -> int:
     if args.output:
         print(f"latitude: wrote {args.output} (use it as --machine {args.output})", file=sys.stderr)
     return 0
+
+
+def posterior(args, m, f):
+    """The posterior when --bayes is given, saved to --posterior-out (or NAME.posterior.csv)."""
+    if not args.bayes:
+        return None, None
+    from latitude import bayes
+
+    require_positive(args, ("steps",), "count")
+    priors = bayes.Priors.around(f, args.prior)
+    inject.log(f"sampling the posterior: 32 walkers × {args.steps} steps (emcee) ...")
+    post = bayes.sample(m, f, priors, steps=args.steps)
+    path = args.posterior_out or (os.path.splitext(args.output)[0] + ".posterior.csv" if args.output else None)
+    if path:
+        post.write(path)
+        inject.log(f"wrote {path} ({len(post.samples):,} posterior draws)")
+    if args.plot:
+        bayes.plot(post, args.plot)
+    return post, path
+
+
+def bayes_table(post) -> str:
+    out = [f"\nposterior ({len(post.samples):,} draws, acceptance {post.acceptance:.2f}): median [95 % interval]"]
+    for name, s in post.summary().items():
+        lo, hi = s["ci95"]
+        out.append(f"  {name:8} {s['median']:.6g}  [{lo:.6g}, {hi:.6g}]")
+    return "\n".join(out)

@@ -21,6 +21,13 @@ def register(sub) -> None:
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, times in ns)")
     p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")
+    p.add_argument(
+        "--posterior",
+        metavar="CSV",
+        help="posterior of latitude calibrate --bayes: also T's 95 %% credible interval, (L, o, G, O) drawn "
+        "from it (one engine pass per draw)",
+    )
+    p.add_argument("--draws", type=int, default=200, metavar="N", help="posterior draws (default 200)")
     p.set_defaults(func=run)
 
 
@@ -36,6 +43,17 @@ def traced_run_check(path: str, predicted_ns: float):
     return run, traced_run.check(run, predicted_ns)
 
 
+def credible(args, graph, params):
+    """T's posterior predictive (latitude.bayes.credible) when --posterior is given."""
+    if not args.posterior:
+        return None
+    from latitude import bayes
+    from latitude.commands.launch_args import require_positive
+
+    require_positive(args, ("draws",), "count")
+    return bayes.credible(graph, params, bayes.Posterior.read(args.posterior), args.draws)
+
+
 def run(args) -> int:
     from latitude.report import console, prediction_tables, print_json
 
@@ -43,8 +61,11 @@ def run(args) -> int:
     graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
     run_info, warning = traced_run_check(args.graph, pred.runtime_ns)
+    cred = credible(args, graph, params)
     if args.json:
         out = pred.to_dict()
+        if cred is not None:
+            out["posterior"] = cred
         if args.path:
             out["path"] = pred.path()
         if run_info is not None:
@@ -58,6 +79,14 @@ def run(args) -> int:
     for table in prediction_tables(pred, graph.info):
         con.print(table)
         con.print()
+    if cred is not None:
+        from latitude.units import fmt_time
+
+        r = cred["runtime_ns"]
+        con.print(
+            f"posterior ({cred['draws']} draws of L, o, G, O): T = {fmt_time(r['median'])}, "
+            f"95 % credible interval [{fmt_time(r['ci95'][0])}, {fmt_time(r['ci95'][1])}]"
+        )
     if args.path:
         from rich.table import Table
 

@@ -1,0 +1,251 @@
+"""Bayesian calibration (`latitude calibrate --bayes`): posterior distributions of L, o, G, O
+from repeated measurements, instead of one point per parameter.
+
+Data: every sample latitude-calib kept (:mod:`latitude.calibrate`), over all runs: the
+per-batch half round trips h of each size and the times inside each timed `MPI_Isend` /
+`MPI_Recv` call. With b = bytes − 1 and the eager limit S as measured, the model
+(docs/model.md §1, as :mod:`latitude.loggp_fit` writes it) says
+
+    half round trip   eager s ≤ S: L + 2o + b·(G + O)     rendezvous: 3L + 3o + b·G
+    call time         o + b·O                              (eager sizes)
+
+Likelihood: every sample is normal around its model value with a *relative* noise term,
+σ_h for the round trips and σ_c for the calls (machine noise grows with the time measured);
+both noise terms are parameters of the posterior too. Priors: uniform over a range per
+parameter (`--prior L=0:10us,...`; by default from 0 to four times the point estimate plus
+a margin), so the posterior is the likelihood restricted to the ranges.
+
+Sampler: emcee's affine-invariant ensemble sampler — a maintained, widely used MCMC library
+that needs no gradients or tuning of step sizes, and handles the strong L–o correlation of
+these data (the round trips see L + 2o) by construction (the stretch move is invariant under
+affine maps of the parameter space). Walkers start in a small ball around the point estimate;
+the first half of the chain is burn-in; what is kept is thinned by a few autocorrelation
+times where those can be estimated.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from latitude.calibrate import Measurements
+from latitude.errors import InputError
+from latitude.loggp_fit import Fit
+from latitude.outputs import open_atomic
+from latitude.units import parse_gap, parse_time
+
+PARAMS = ("L", "o", "G", "O")
+NOISE = ("sigma_h", "sigma_c")
+COLUMNS = PARAMS + NOISE
+
+
+@dataclass
+class Data:
+    """The samples as arrays (ns): sizes b, model kind (0 eager / 1 rendezvous round trip,
+    2 call), values."""
+
+    b: np.ndarray
+    kind: np.ndarray
+    y: np.ndarray
+
+    @classmethod
+    def of(cls, m: Measurements) -> Data:
+        S = m.eager
+        bs, kinds, ys = [], [], []
+        for run in m.runs or [m]:
+            for (kind, size), vals in run.samples.items():
+                eager = S is None or size <= S
+                if kind == "pingpong":
+                    k = 0 if eager else 1
+                elif kind in ("o_send", "o_recv") and eager:
+                    k = 2
+                else:
+                    continue
+                bs += [max(size - 1, 0)] * len(vals)
+                kinds += [k] * len(vals)
+                ys += [v * 1e3 for v in vals]
+        if not ys or 0 not in kinds or 2 not in kinds:
+            raise InputError(
+                "--bayes", "needs the samples of eager round trips and call times (latitude calibrate keeps them)"
+            )
+        return cls(np.array(bs, dtype=float), np.array(kinds), np.array(ys, dtype=float))
+
+
+def model(theta: np.ndarray, d: Data) -> np.ndarray:
+    """Model values of the samples for parameters theta = (L, o, G, O, ...); theta may be a
+    (walkers, params) array (one row per walker)."""
+    th = np.atleast_2d(theta)
+    L, o, G, O = (th[:, i : i + 1] for i in range(4))
+    eager = L + 2 * o + d.b * (G + O)
+    rndv = 3 * L + 3 * o + d.b * G
+    call = o + d.b * O
+    return np.where(d.kind == 0, eager, np.where(d.kind == 1, rndv, call))
+
+
+@dataclass
+class Priors:
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @classmethod
+    def around(cls, f: Fit, spec: str | None = None) -> Priors:
+        """Uniform ranges: from `spec` ("L=0:10us,G=0:0.1ns"), else 0 to 4× the point estimate
+        plus a margin; the noise terms between 0.01 % and 100 %."""
+        point = {"L": f.L, "o": f.o, "G": f.G, "O": f.O}
+        lo = {k: 0.0 for k in PARAMS}
+        hi = {k: 4 * max(v, 0.0) + (1000.0 if k in ("L", "o") else 0.01) for k, v in point.items()}
+        for item in (spec or "").split(","):
+            if not item.strip():
+                continue
+            name, _, rng = item.partition("=")
+            name = name.strip()
+            a, sep, z = rng.partition(":")
+            if name not in PARAMS or not sep:
+                raise InputError("--prior", f"expected NAME=LO:HI with NAME one of {', '.join(PARAMS)}, got {item!r}")
+            parse = parse_gap if name in ("G", "O") else parse_time
+            lo[name], hi[name] = parse(a, "--prior"), parse(z, "--prior")
+            if not hi[name] > lo[name] >= 0:
+                raise InputError("--prior", f"{name}: expected 0 <= LO < HI, got {item!r}")
+        return cls(
+            np.array([lo[k] for k in PARAMS] + [1e-4, 1e-4]),
+            np.array([hi[k] for k in PARAMS] + [1.0, 1.0]),
+        )
+
+
+def log_posterior(theta: np.ndarray, d: Data, pr: Priors) -> np.ndarray:
+    """Log posterior (up to a constant) of each row of theta (walkers × 6)."""
+    th = np.atleast_2d(theta)
+    inside = np.all((th >= pr.lo) & (th <= pr.hi), axis=1)
+    th = np.clip(th, pr.lo, pr.hi)  # rows outside get -inf below; keep their arithmetic finite
+    mu = model(th, d)
+    sigma = np.where(d.kind == 2, th[:, 5:6], th[:, 4:5]) * np.maximum(mu, 1e-3)
+    ll = -0.5 * np.sum(((d.y - mu) / sigma) ** 2 + 2 * np.log(sigma), axis=1)
+    return np.where(inside, ll, -np.inf)
+
+
+@dataclass
+class Posterior:
+    samples: np.ndarray  # draws × COLUMNS
+    acceptance: float
+    autocorr: list = field(default_factory=list)  # per column (steps), NaN when not estimable
+
+    def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
+        x = self.samples[:, COLUMNS.index(name)]
+        q = (1 - level) / 2
+        return float(np.quantile(x, q)), float(np.quantile(x, 1 - q))
+
+    def summary(self) -> dict:
+        out = {}
+        for i, name in enumerate(COLUMNS):
+            x = self.samples[:, i]
+            lo, hi = self.interval(name)
+            out[name] = {
+                "median": float(np.median(x)),
+                "mean": float(x.mean()),
+                "std": float(x.std()),
+                "ci95": [lo, hi],
+            }
+        return out
+
+    def draws(self, n: int, seed: int = 0) -> np.ndarray:
+        """n posterior draws (rows of COLUMNS), with replacement."""
+        rng = np.random.default_rng(seed)
+        return self.samples[rng.integers(0, len(self.samples), n)]
+
+    def write(self, path: str) -> None:
+        with open_atomic(path, "posterior CSV", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(COLUMNS)
+            for row in self.samples:
+                w.writerow([f"{v:.9g}" for v in row])
+
+    @classmethod
+    def read(cls, path: str) -> Posterior:
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                rows = list(csv.reader(f))
+        except OSError as err:
+            raise InputError(path, f"cannot read the posterior: {err.strerror or err}") from None
+        if not rows or tuple(rows[0]) != COLUMNS:
+            raise InputError(
+                f"{path}:1", f"expected the header {','.join(COLUMNS)} (a posterior of latitude calibrate --bayes)"
+            )
+        try:
+            samples = np.array([[float(v) for v in r] for r in rows[1:]], dtype=float)
+        except ValueError:
+            raise InputError(path, "expected numbers in every row") from None
+        if samples.ndim != 2 or len(samples) == 0 or samples.shape[1] != len(COLUMNS):
+            raise InputError(path, f"expected rows of {len(COLUMNS)} numbers")
+        return cls(samples, float("nan"))
+
+
+def sample(m: Measurements, f: Fit, priors: Priors, steps: int = 3000, walkers: int = 32, seed: int = 1) -> Posterior:
+    """Posterior samples of (L, o, G, O, σ_h, σ_c) given the measurements `m` (point fit `f`)."""
+    import emcee
+
+    d = Data.of(m)
+    rng = np.random.default_rng(seed)
+    start = np.array([f.L, f.o, f.G, f.O, max(f.noise or 0.02, 0.005), 0.05])
+    start = np.clip(start, priors.lo + 1e-9 * (priors.hi - priors.lo), priors.hi - 1e-9 * (priors.hi - priors.lo))
+    ball = start * (1 + 1e-3 * rng.standard_normal((walkers, len(COLUMNS)))) + 1e-6 * rng.random(
+        (walkers, len(COLUMNS))
+    )
+    ball = np.clip(ball, priors.lo, priors.hi)
+    sampler = emcee.EnsembleSampler(walkers, len(COLUMNS), log_posterior, args=(d, priors), vectorize=True)
+    sampler.random_state = np.random.RandomState(seed).get_state()  # a seeded run is reproducible
+    sampler.run_mcmc(ball, steps, progress=False)
+    burn = steps // 2
+    tau = sampler.get_autocorr_time(discard=burn, quiet=True, tol=0)
+    thin = int(max(1, np.nanmin([np.nanmax(tau) / 2, steps / 20]))) if np.all(np.isfinite(tau)) else 1
+    chain = sampler.get_chain(discard=burn, thin=thin, flat=True)
+    return Posterior(chain, float(np.mean(sampler.acceptance_fraction)), [float(t) for t in tau])
+
+
+def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dict:
+    """T's posterior predictive at `params` with (L, o, G, O) drawn from the posterior: one
+    engine pass per draw; the median, the 95 % credible interval and the draws' spread."""
+    ts = []
+    for row in post.draws(n, seed):
+        p = params.replace(**dict(zip(PARAMS, (float(v) for v in row[:4]))))
+        ts.append(graph.predict(p).runtime_ns)
+    t = np.array(ts)
+    return {
+        "draws": n,
+        "runtime_ns": {
+            "median": float(np.median(t)),
+            "mean": float(t.mean()),
+            "std": float(t.std()),
+            "ci95": [float(np.quantile(t, 0.025)), float(np.quantile(t, 0.975))],
+        },
+    }
+
+
+def plot(post: Posterior, path: str, truth: dict | None = None) -> list[str]:
+    """Marginal posterior of every parameter (histograms with the 95 % interval), like the
+    SST-macro study's Fig. 7."""
+    from latitude.plots import _mpl, _save
+
+    plt = _mpl()
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = plt.subplots(2, 3, figsize=(11, 6))
+    units = {"L": "ns", "o": "ns", "G": "ns/B", "O": "ns/B", "sigma_h": "relative", "sigma_c": "relative"}
+    for ax, (i, name) in zip(axes.flat, enumerate(COLUMNS)):
+        x = post.samples[:, i]
+        ax.hist(x, bins=50, color="#1f77b4", alpha=0.8, density=True)
+        lo, hi = post.interval(name)
+        for v in (lo, hi):
+            ax.axvline(v, color="#d62728", ls="--", lw=1)
+        ax.axvline(float(np.median(x)), color="k", lw=1)
+        if truth and name in truth:
+            ax.axvline(truth[name], color="#2ca02c", lw=2)
+        ax.set_title(f"{name}: {np.median(x):.4g} [{lo:.4g}, {hi:.4g}]", fontsize=10)
+        ax.set_xlabel(units[name])
+        ax.set_yticks([])
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useOffset=False)
+    fig.suptitle("Posterior marginals (median, 95 % credible interval)")
+    fig.tight_layout()
+    return _save(fig, path)
