@@ -70,78 +70,76 @@ def decompose(core_graph, params, calls: list[dict] | None = None) -> Decomposit
     rank_parts = raw["rank_parts_ns"]
     per_rank = [{"rank": r, **_split(rank_parts[r])} for r in range(rank_parts.shape[0])]
     total = _split(rank_parts.sum(axis=0)) if len(per_rank) else _split(np.zeros(5))
-    labels, counts, measured = _labels(raw, arrays, calls)
-    per_call = _per_call(raw, labels, counts, measured)
+    codes, names, counts, measured = _labels(raw, arrays, calls)
+    per_call = _per_call(raw, codes, names, counts, measured)
     return Decomposition(float(raw["runtime_ns"]), per_rank, per_call, total, params.to_dict())
 
 
 def _labels(raw: dict, arrays: dict, calls: list[dict] | None):
-    """Each segment's call name, the count of each name, and the measured time per name."""
+    """Each segment's call as a code into a list of names (integers: graphs reach 10⁸ ops),
+    the names, the count of each name and the measured time per name (None without a trace)."""
     vertex = raw["seg_vertex"].astype(np.int64)
-    kind = arrays["kind"]
+    kind = arrays["kind"].astype(np.int64)
     if calls is None or "line" not in arrays:
-        names = np.array(KIND_NAMES, dtype=object)
-        labels = names[kind[vertex]]
-        ops, n = np.unique(kind[kind > 0], return_counts=True)
-        return labels, {KIND_NAMES[k]: int(c) for k, c in zip(ops.tolist(), n.tolist())}, None
+        n = np.bincount(kind, minlength=3)
+        return kind[vertex], list(KIND_NAMES), {KIND_NAMES[k]: int(n[k]) for k in (1, 2) if n[k]}, None
     rank, line = arrays["rank"].astype(np.int64), arrays["line"].astype(np.int64)
     frm = raw["seg_from"].astype(np.int64)
     own = line[vertex]
     gap_start = np.where(frm == NONE, -1, line[np.where(frm == NONE, 0, frm)])
     # Issued in this gap: its own call; issued before the computation: the call that waits.
     at_line = np.where(own >= gap_start, own, gap_start)
-    keys, names, counts, measured = _call_table(calls)
+    keys, codes, names, counts, measured = _call_table(calls)
     seg_keys = rank[vertex] * 2**32 + at_line
-    i = np.clip(np.searchsorted(keys, seg_keys), 0, max(len(keys) - 1, 0))
-    found = len(keys) > 0 and keys[i] == seg_keys
-    fallback = np.array(KIND_NAMES, dtype=object)[kind[vertex]]
-    labels = np.where(found, names[i] if len(keys) else fallback, fallback)
-    return labels, counts, measured
+    if len(keys) == 0:
+        return kind[vertex], list(KIND_NAMES), counts, measured
+    i = np.clip(np.searchsorted(keys, seg_keys), 0, len(keys) - 1)
+    # A segment whose line is no measured call (cannot happen for our traces) keeps its op kind.
+    fallback = np.array([_code(names, k) for k in KIND_NAMES])
+    return np.where(keys[i] == seg_keys, codes[i], fallback[kind[vertex]]), names, counts, measured
 
 
 def _call_table(calls: list[dict]):
-    """Sorted (rank, line) keys of every measured call, their names, counts and time per name."""
-    keys, names = [], []
+    """Sorted (rank, line) keys of every measured call, their name codes, the names, and the
+    count and measured time per name."""
+    names: list[str] = []
+    keys, codes = [], []
     counts: dict[str, int] = {}
     measured: dict[str, float] = {}
     for r, rank in enumerate(calls):
-        table = np.array(rank["names"], dtype=object)
-        call_names = table[rank["name"]] if len(rank["name"]) else np.array([], dtype=object)
+        local = np.array([_code(names, n) for n in rank["names"]] or [0], dtype=np.int64)
+        code = local[rank["name"]] if len(rank["name"]) else np.array([], dtype=np.int64)
         keys.append(r * 2**32 + rank["line"].astype(np.int64))
-        names.append(call_names)
-        dur = rank["end_ns"] - rank["start_ns"]
-        for name, c, t in _sum_by(call_names, dur):
-            counts[name] = counts.get(name, 0) + c
-            measured[name] = measured.get(name, 0.0) + t
+        codes.append(code)
+        n = np.bincount(code, minlength=len(names))
+        t = np.bincount(code, weights=rank["end_ns"] - rank["start_ns"], minlength=len(names))
+        for c in np.nonzero(n)[0].tolist():
+            counts[names[c]] = counts.get(names[c], 0) + int(n[c])
+            measured[names[c]] = measured.get(names[c], 0.0) + float(t[c])
     k = np.concatenate(keys) if keys else np.array([], dtype=np.int64)
-    n = np.concatenate(names) if names else np.array([], dtype=object)
+    c = np.concatenate(codes) if codes else np.array([], dtype=np.int64)
     order = np.argsort(k, kind="stable")
-    return k[order], n[order], counts, measured
+    return k[order], c[order], names, counts, measured
 
 
-def _sum_by(labels: np.ndarray, values: np.ndarray):
-    """(label, count, sum of values) per distinct label."""
-    if len(labels) == 0:
-        return []
-    uniq, inv = np.unique(labels.astype(str), return_inverse=True)
-    return zip(uniq.tolist(), np.bincount(inv).tolist(), np.bincount(inv, weights=values).tolist())
+def _code(names: list[str], name: str) -> int:
+    if name not in names:
+        names.append(name)
+    return names.index(name)
 
 
-def _per_call(raw: dict, labels: np.ndarray, counts: dict, measured: dict | None) -> list[dict]:
+def _per_call(raw: dict, codes: np.ndarray, names: list[str], counts: dict, measured: dict | None) -> list[dict]:
     part, ns = raw["seg_part"], raw["seg_ns"]
     rows: dict[str, dict] = {}
-    names = set(counts) | set(labels.astype(str).tolist())
-    for name in sorted(names):
+    for name in sorted(set(counts) | {names[c] for c in np.unique(codes).tolist()}):
         row = {"call": name, "count": counts.get(name, 0), "network_ns": 0.0, "stack_ns": 0.0, "sync_ns": 0.0}
         if measured is not None:
             row["measured_ns"] = measured.get(name, 0.0)
         rows[name] = row
-    if len(labels):
-        uniq, inv = np.unique(labels.astype(str), return_inverse=True)
-        for k, key in ((1, "network_ns"), (2, "network_ns"), (3, "stack_ns"), (4, "sync_ns")):
-            sums = np.bincount(inv, weights=np.where(part == k, ns, 0.0), minlength=len(uniq))
-            for name, s in zip(uniq.tolist(), sums.tolist()):
-                rows[name][key] += s
+    for k, key in ((1, "network_ns"), (2, "network_ns"), (3, "stack_ns"), (4, "sync_ns")):
+        sums = np.bincount(codes, weights=np.where(part == k, ns, 0.0), minlength=len(names))
+        for c in np.nonzero(sums)[0].tolist():
+            rows[names[c]][key] += float(sums[c])
     return [r for r in rows.values() if r["count"] or r["network_ns"] or r["stack_ns"] or r["sync_ns"]]
 
 

@@ -72,7 +72,8 @@ def _print(d, measured: bool) -> None:
     t.add_row("time", *(fmt_time(d.total[c]) for c in cols))
     t.add_row("share", *(f"{100 * d.total[c] / whole:.1f} %" for c in cols))
     con.print(t)
-    t = Table(title="Per MPI function (model; measured: the traced run's time in the calls)")
+    title = "Per MPI function (model; measured: the traced run's time in the calls)" if measured else "Per op kind"
+    t = Table(title=title)
     for c in ("call", "calls", "network", "stack", "sync", "model MPI") + (("measured",) if measured else ()):
         t.add_column(c, justify="right" if c != "call" else "left", no_wrap=True)
     for c in d.per_call:

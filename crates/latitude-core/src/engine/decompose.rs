@@ -149,7 +149,37 @@ struct Ctx<'a, R> {
     rec: &'a [u32],
 }
 
-type Segs = Vec<(Part, i128)>;
+/// The ordered pieces of one op's interval (at most 7: no allocation per op).
+#[derive(Clone, Copy)]
+struct Segs {
+    n: usize,
+    v: [(Part, i128); 8],
+}
+
+impl Segs {
+    fn new() -> Segs {
+        Segs { n: 0, v: [(Part::Compute, 0); 8] }
+    }
+    fn of(pieces: &[(Part, i128)]) -> Segs {
+        let mut s = Segs::new();
+        s.extend(pieces);
+        s
+    }
+    fn push(&mut self, x: (Part, i128)) {
+        if x.1 != 0 {
+            self.v[self.n] = x;
+            self.n += 1;
+        }
+    }
+    fn extend(&mut self, xs: &[(Part, i128)]) {
+        for &x in xs {
+            self.push(x);
+        }
+    }
+    fn as_slice(&self) -> &[(Part, i128)] {
+        &self.v[..self.n]
+    }
+}
 
 impl<R: Routes> Ctx<'_, R> {
     /// One rank: its end and its parts; its MPI segments appended to `out`.
@@ -207,7 +237,7 @@ impl<R: Routes> Ctx<'_, R> {
                 // A computation inside a gap has no length (the gaps lie outside their
                 // union): pass through it.
                 if self.g.kind[v] != Kind::Calc {
-                    push(v, &self.segments(v), self.e[v]);
+                    push(v, self.segments(v).as_slice(), self.e[v]);
                 }
                 at_end = false;
                 continue;
@@ -250,8 +280,8 @@ impl<R: Routes> Ctx<'_, R> {
         // The sender's o and the message's flight, as the receiver waits for them.
         let flight = [(Part::Stack, o), (Part::Bandwidth, bg), (Part::Latency, lat)];
         let rts = [(Part::Stack, o), (Part::Latency, lat)];
-        let mut segs = match (g.kind[v], eager, model.protocol) {
-            (Kind::Send, true, _) => vec![(Part::Stack, ob)],
+        let segs = match (g.kind[v], eager, model.protocol) {
+            (Kind::Send, true, _) => Segs::of(&[(Part::Stack, ob)]),
             (Kind::Recv, true, _) | (Kind::Recv, false, Protocol::LogGopSim) => {
                 let mut s = wait_for(su + o + lat + bg - sr, su - sr, &flight);
                 s.push((Part::Stack, if eager { ob } else { o }));
@@ -261,18 +291,17 @@ impl<R: Routes> Ctx<'_, R> {
             (Kind::Send, false, Protocol::Handshake) => {
                 let h = (su + o + lat).max(sr);
                 let mut s = wait_for(h - su, sr - su, &rts);
-                s.extend([(Part::Stack, 2 * o), (Part::Latency, 3 * lat), (Part::Bandwidth, bg)]);
+                s.extend(&[(Part::Stack, 2 * o), (Part::Latency, 3 * lat), (Part::Bandwidth, bg)]);
                 s
             }
             (Kind::Recv, false, Protocol::Handshake) => {
                 let mut s = wait_for(su + o + lat - sr, su - sr, &rts);
-                s.extend([(Part::Stack, o), (Part::Latency, 2 * lat), (Part::Bandwidth, bg), (Part::Stack, o)]);
+                s.extend(&[(Part::Stack, o), (Part::Latency, 2 * lat), (Part::Bandwidth, bg), (Part::Stack, o)]);
                 s
             }
             (Kind::Calc, ..) => unreachable!("calc has no segments"),
         };
-        segs.retain(|x| x.1 != 0);
-        debug_assert_eq!(segs.iter().map(|x| x.1).sum::<i128>(), self.e[v] - self.s[v], "segments of {}", g.describe(v as u32));
+        debug_assert_eq!(segs.as_slice().iter().map(|x| x.1).sum::<i128>(), self.e[v] - self.s[v], "segments of {}", g.describe(v as u32));
         segs
     }
 }
@@ -284,13 +313,16 @@ fn wait_for(pre: i128, late: i128, tail: &[(Part, i128)]) -> Segs {
     let pre = pre.max(0);
     let sync = late.clamp(0, pre);
     let mut left = pre - sync;
-    let mut segs = Vec::new();
-    for &(part, d) in tail.iter().rev() {
+    // The tail's pieces from the last back, as far as the wait reaches.
+    let mut back = [(Part::Compute, 0i128); 4];
+    for (slot, &(part, d)) in back.iter_mut().zip(tail.iter().rev()) {
         let take = d.min(left);
         left -= take;
-        segs.push((part, take));
+        *slot = (part, take);
     }
-    segs.push((Part::Sync, sync));
-    segs.reverse();
+    let mut segs = Segs::of(&[(Part::Sync, sync)]);
+    for &x in back[..tail.len()].iter().rev() {
+        segs.push(x);
+    }
     segs
 }
