@@ -317,3 +317,14 @@ def test_one_class_is_enough_without_a_step():
     c = protocol_fit.fit_classes(m, loggp_fit.fit(m))
     assert c.S1 is None and c.toml() == []
     assert "one eager class is enough" in c.notes[0]
+
+
+def test_a_rendezvous_set_up_alone_is_a_large_class():
+    """One eager class, but rendezvous messages 3 µs slower per latency term than L (a
+    shared-memory rendezvous set-up): S1 = 0 and large.L = 3 µs."""
+    from latitude import protocol_fit
+
+    m = synthetic(L=2000, o=300, G=0.02, O=0.001, S=65536, L_r=5000)
+    c = protocol_fit.fit_classes(m, loggp_fit.fit(m))
+    assert c.S1 == 0 and c.values["large.L"] == pytest.approx(3000, rel=1e-3)
+    assert "[protocols]" in c.toml() and "rendezvous messages add" in c.notes[-1]

@@ -106,7 +106,7 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
             f"protocol classes: one eager class is enough (the best cut-off, {eager[best - 1]} B, changes the "
             f"round trip by {jump:+.0f} ns; BIC gain {gain:.1f})"
         )
-        return out
+        return _large_only(out, large_L, rndv, h, f)
     out.S1 = eager[best - 1]
     # The classes add cost: a negative excess (noise, or a cheaper medium path) is written as 0.
     vals = dict(zip(CLASS_PARAMS, (so, sl, mo, ml, 0.0, large_L)))
@@ -116,4 +116,18 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
         f"{jump:+.0f} ns at the cut-off (BIC gain {gain:.1f}); large (rendezvous) messages add "
         f"{large_L:.0f} ns of latency" + ("" if rndv else " (no rendezvous sizes measured)")
     )
+    return out
+
+
+def _large_only(out: ClassFit, large_L: float, rndv: list[int], h: dict, f: Fit) -> ClassFit:
+    """One eager class, but rendezvous messages with a set-up latency of their own (3·l_c
+    more than 3 % of their round trip and than the runs' spread): S1 = 0 and only large.L."""
+    if not rndv:
+        return out
+    rt = min(h[s] for s in rndv)
+    if 3 * large_L <= max(STEP_MIN, 2 * (f.noise or 0.0)) * rt:
+        return out
+    out.S1 = 0
+    out.values = dict.fromkeys(CLASS_PARAMS, 0.0) | {"large.L": large_L}
+    out.notes.append(f"protocol classes: rendezvous messages add {large_L:.0f} ns of latency (large.L, S1 = 0)")
     return out

@@ -225,7 +225,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
 
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     """(Params, path of the machine file): --machine, or calibrate under the injector."""
-    from latitude import calibrate, loggp_fit
+    from latitude import calibrate, loggp_fit, protocol_fit
     from latitude.params import Params
 
     if opts.machine:
@@ -249,7 +249,12 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     path = outdir / "machine.toml"
     samples = outdir / "machine.samples.csv"
     calibrate.write_samples(m.runs or [m], str(samples))
-    write_text(path, loggp_fit.to_toml(f, command, injector=True, samples=samples.name), "machine file")
+    # protocol size classes (docs/model.md §1), e.g. a rendezvous set-up beyond L, when the
+    # calibration shows them (protocol_fit says so in its note otherwise)
+    classes = protocol_fit.fit_classes(m, f)
+    inject.log(classes.notes[-1])
+    text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
+    write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
     return Params.from_machine(str(path)), path
 
 
