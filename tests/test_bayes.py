@@ -79,6 +79,15 @@ def test_calibrate_bayes_cli_and_predict_posterior(tmp_path):
     assert c["ci95"][0] <= c["median"] <= c["ci95"][1]
     assert c["ci95"][0] <= pred["runtime_ns"] * 1.01 and pred["runtime_ns"] * 0.99 <= c["ci95"][1]
     assert "credible interval" in run_cli("predict", goal, "--posterior", post_path, "--draws", "5").stdout
+    tol = json.loads(
+        run_cli("tolerance", goal, "--machine", machine, "--posterior", post_path, "--draws", "10", "--json").stdout
+    )
+    point = {r["pct"]: r["delta_ns"] for r in tol["tolerance"]}
+    for r in tol["posterior"]["tolerance"]:
+        lo, hi = r["delta_ns"]["ci95"]
+        assert lo <= r["delta_ns"]["median"] <= hi and r["unbounded_draws"] == 0
+        assert 0.5 * point[r["pct"]] < r["delta_ns"]["median"] < 2 * point[r["pct"]]
+    assert "posterior (3 draws)" in run_cli("tolerance", goal, "--posterior", post_path, "--draws", "3").stdout
 
 
 def test_bad_posterior_and_prior_are_one_line(tmp_path):

@@ -210,16 +210,32 @@ def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dic
     for row in post.draws(n, seed):
         p = params.replace(**dict(zip(PARAMS, (float(v) for v in row[:4]))))
         ts.append(graph.predict(p).runtime_ns)
-    t = np.array(ts)
-    return {
-        "draws": n,
-        "runtime_ns": {
-            "median": float(np.median(t)),
-            "mean": float(t.mean()),
-            "std": float(t.std()),
-            "ci95": [float(np.quantile(t, 0.025)), float(np.quantile(t, 0.975))],
-        },
-    }
+    return {"draws": n, "runtime_ns": _summary(ts) | {"mean": float(np.mean(ts)), "std": float(np.std(ts))}}
+
+
+def _summary(x: list[float]) -> dict:
+    a = np.array(x, dtype=float)
+    return {"median": float(np.median(a)), "ci95": [float(np.quantile(a, 0.025)), float(np.quantile(a, 0.975))]}
+
+
+def credible_tolerance(graph, params, post: Posterior, pcts, param: str = "L", n: int = 200, seed: int = 0) -> dict:
+    """The x % tolerances' posterior: per draw of (L, o, G, O) the exact tolerance of `param`
+    (the increase over its baseline that keeps T within x %), one analysis per draw."""
+    deltas: dict[float, list[float]] = {float(p): [] for p in pcts}
+    unbounded = dict.fromkeys(deltas, 0)
+    for row in post.draws(n, seed):
+        p = params.replace(**dict(zip(PARAMS, (float(v) for v in row[:4]))))
+        for r in graph.tolerance(pcts, param=param, params=p).to_dict()["tolerance"]:
+            if r["delta_ns"] is None:
+                unbounded[float(r["pct"])] += 1
+            else:
+                deltas[float(r["pct"])].append(r["delta_ns"])
+    rows = []
+    for pct, xs in deltas.items():
+        row = {"pct": pct, "unbounded_draws": unbounded[pct]}
+        row.update({"delta_ns": _summary(xs)} if xs else {"delta_ns": None})
+        rows.append(row)
+    return {"draws": n, "param": param, "tolerance": rows}
 
 
 def plot(post: Posterior, path: str, truth: dict | None = None) -> list[str]:

@@ -32,6 +32,13 @@ def register(sub) -> None:
         "--baseline", metavar="VALUE", help="baseline of --param; default: its value (-L, -G, --set, machine)"
     )
     p.add_argument(
+        "--posterior",
+        metavar="CSV",
+        help="posterior of latitude calibrate --bayes: also each tolerance's 95 %% credible interval, "
+        "(L, o, G, O) drawn from it (one analysis per draw)",
+    )
+    p.add_argument("--draws", type=int, default=200, metavar="N", help="posterior draws (default 200)")
+    p.add_argument(
         "--method",
         choices=("engine", "lp"),
         default="engine",
@@ -117,7 +124,20 @@ def run(args) -> int:
     t = time.perf_counter()
     tol = graph.tolerance(pcts, param=args.param, baseline=args.baseline, params=params, method=args.method)
     elapsed = time.perf_counter() - t
-    return report(args, graph, tol, elapsed, start)
+    cred = credible(args, graph, params, pcts)
+    return report(args, graph, tol, elapsed, start, cred)
+
+
+def credible(args, graph, params, pcts):
+    """The tolerances' posterior (latitude.bayes.credible_tolerance) when --posterior is given."""
+    if not getattr(args, "posterior", None):
+        return None
+    from latitude import bayes
+    from latitude.commands.launch_args import require_positive
+
+    require_positive(args, ("draws",), "count")
+    post = bayes.Posterior.read(args.posterior)
+    return bayes.credible_tolerance(graph, params, post, pcts, args.param, args.draws)
 
 
 def timing_line(elapsed: float, start: float | None) -> str:
@@ -126,7 +146,7 @@ def timing_line(elapsed: float, start: float | None) -> str:
     return f"{elapsed:.3g} s{total}"
 
 
-def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
+def report(args, graph, tol, elapsed: float, start: float | None = None, cred: dict | None = None) -> int:
     from rich.table import Table
 
     from latitude.report import console, print_json, tolerance_rows
@@ -144,6 +164,8 @@ def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
         written += runtime_plot(args, graph, tol)
     if args.json:
         out = tol.to_dict()
+        if cred is not None:
+            out["posterior"] = cred
         out["seconds"] = elapsed
         if start is not None:
             out["seconds_total"] = time.perf_counter() - start
@@ -160,6 +182,10 @@ def report(args, graph, tol, elapsed: float, start: float | None = None) -> int:
         t.add_row(*row)
     con = console()
     con.print(t)
+    for r in (cred or {}).get("tolerance", []):
+        d = r["delta_ns"]
+        span = "unbounded in every draw" if d is None else f"{fx(d['median'])} [{fx(d['ci95'][0])}, {fx(d['ci95'][1])}]"
+        con.print(f"posterior ({cred['draws']} draws): Δ{tol.param} within {r['pct']:g} %: {span}")
     for path in written:
         con.print(f"wrote {path}")
     con.print(timing_line(elapsed, start), soft_wrap=True)
