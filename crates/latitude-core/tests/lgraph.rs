@@ -45,7 +45,7 @@ fn written_and_mapped_back_graphs_are_identical() {
         assert_eq!((g.order_kind(), g.wildcard_recvs(), g.num_ranks()), (h.order_kind(), h.wildcard_recvs(), h.num_ranks()));
         assert_eq!(goal_text(&g), goal_text(&h), "seed {seed}: GOAL -> binary -> GOAL changed the text");
         assert!(lgraph::read_if_key(&path, seed).is_some() && lgraph::read_if_key(&path, seed + 1).is_none());
-        for model in [Model::default(), Model { protocol: Protocol::LogGopSim, eager_limit: 64, nic_serialization: true }] {
+        for model in [Model::default(), Model { protocol: Protocol::LogGopSim, eager_limit: 64, nic_serialization: true, ..Model::default() }] {
             let (mut a, mut b) = (g.clone(), h.clone());
             let (pa, pb) = (Plan::prepare(&mut a, model), Plan::prepare(&mut b, model));
             let (Ok(pa), Ok(pb)) = (pa, pb) else {
