@@ -10,7 +10,8 @@ import os
 import re
 
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, one_line, run_cli
+from latitude.graph import Graph
 
 FIXTURE = os.path.join(EXAMPLES, "nccl-ring-allreduce-8x4.goal")
 L, O, G = 3000.0, 1500.0, 0.018  # ns, ns, ns per byte
@@ -81,3 +82,38 @@ def test_wide_tags_match_exactly(tmp_path):
     t = runtime("simulate", str(path))
     assert t == pytest.approx(2 * O + L + 999999 * G, abs=1e-3)
     assert runtime("predict", str(path)) == pytest.approx(t, abs=1e-3)
+
+
+def shifted(text, cpu, nic):
+    """The fixture with every cpu index raised by `cpu` and every nic index by `nic`."""
+    text = re.sub(r" cpu (\d+)", lambda m: f" cpu {int(m[1]) + cpu}", text)
+    return re.sub(r" nic (\d+)", lambda m: f" nic {int(m[1]) + nic}", text)
+
+
+@pytest.mark.parametrize("command", ["predict", "simulate"])
+def test_cpu_and_nic_indices_above_255(tmp_path, command):
+    """ATLAHS numbers the streams and NICs of a node consecutively, past 255: the same ring
+    on cpus 300..304 and nics 1000.. has the same runtime, and a GOAL round trip keeps them."""
+    path = tmp_path / "wide-cpus.goal"
+    path.write_text(shifted(open(FIXTURE).read(), 300, 1000))
+    assert runtime(command, str(path)) == pytest.approx(hand_derived(8), abs=1e-3)
+    out = tmp_path / "again.goal"
+    graph = Graph.from_goal(str(path), progress=False)
+    assert (graph.info["max_cpu"], graph.info["max_nic"]) == (304, 1000)
+    graph.write_goal(str(out))
+    again = out.read_text()
+    assert {int(c) for c in re.findall(r" cpu (\d+)", again)} == {300, 301, 302, 303, 304}
+    assert min(int(n) for n in re.findall(r" nic (\d+)", again)) == 1000
+
+
+def test_streams_on_one_wide_cpu_still_queue(tmp_path):
+    """cpu 65535 (the largest index) is one CPU like any other: the four rings queue for it."""
+    path = tmp_path / "one-wide-cpu.goal"
+    path.write_text(re.sub(r" cpu \d+", " cpu 65535", open(FIXTURE).read()))
+    assert runtime("simulate", str(path)) > 1.5 * hand_derived(8)
+
+
+def test_cpu_index_beyond_16_bits_is_refused(tmp_path):
+    path = tmp_path / "too-wide.goal"
+    path.write_text("num_ranks 1\nrank 0 {\nl1: calc 5 cpu 65536\n}\n")
+    one_line(run_cli("predict", str(path), check=False), "too-wide.goal:3", "cpu index 65536", "0..65535")

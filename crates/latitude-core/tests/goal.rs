@@ -5,7 +5,7 @@ use latitude_core::goal::{read_goal_from, write_goal_to};
 use latitude_core::graph::{Dep, ExecGraph, Kind, ANY};
 
 /// A canonical, order-independent description: per rank, per op in source order.
-fn canonical(g: &ExecGraph) -> Vec<(u32, u32, Kind, u64, u32, u32, u8, u8, Vec<(u32, bool)>)> {
+fn canonical(g: &ExecGraph) -> Vec<(u32, u32, Kind, u64, u32, u32, u16, u16, Vec<(u32, bool)>)> {
     let mut out = Vec::new();
     for v in 0..g.len() as u32 {
         let mut preds: Vec<(u32, bool)> = g.preds(v).map(|(p, d)| (g.local(p), d == Dep::Irequires)).collect();

@@ -17,7 +17,7 @@ fn tmp(name: &str) -> String {
 }
 
 /// Every stored value at every position.
-fn fingerprint(g: &ExecGraph) -> Vec<(u8, u32, u32, u64, u32, u32, u8, u8, Vec<u32>, u32)> {
+fn fingerprint(g: &ExecGraph) -> Vec<(u8, u32, u32, u64, u32, u32, u16, u16, Vec<u32>, u32)> {
     (0..g.len() as u32)
         .map(|v| (g.kind(v) as u8, g.rank(v), g.local(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), g.preds_raw(v).to_vec(), g.partner(v)))
         .collect()

@@ -391,9 +391,9 @@ impl Parser {
         }
     }
 
-    fn small(&self, c: &mut Cur, what: &str) -> Result<u8> {
+    fn small(&self, c: &mut Cur, what: &str) -> Result<u16> {
         let v = self.int(c, what)?;
-        u8::try_from(v).map_err(|_| self.err(format!("{what} {v} is out of range (0..255)")))
+        u16::try_from(v).map_err(|_| self.err(format!("{what} {v} is out of range (0..65535)")))
     }
 
     fn dependency(&mut self, c: &mut Cur, a: &[u8]) -> Result<()> {

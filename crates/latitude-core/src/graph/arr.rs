@@ -20,6 +20,7 @@ use memmap2::Mmap;
 /// Implementors must be plain data without padding or invalid bit patterns.
 pub unsafe trait Plain: Copy + Send + Sync + 'static {}
 unsafe impl Plain for u8 {}
+unsafe impl Plain for u16 {}
 unsafe impl Plain for u32 {}
 unsafe impl Plain for u64 {}
 

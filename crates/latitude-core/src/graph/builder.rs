@@ -15,8 +15,8 @@ pub struct Op {
     /// send: destination; recv: source (`ANY` allowed); calc: ignored.
     pub peer: u32,
     pub tag: u32,
-    pub cpu: u8,
-    pub nic: u8,
+    pub cpu: u16,
+    pub nic: u16,
 }
 
 impl Op {
@@ -29,11 +29,11 @@ impl Op {
     pub fn recv(bytes: u64, src: u32, tag: u32) -> Op {
         Op { kind: Kind::Recv, val: bytes, peer: src, tag, cpu: 0, nic: 0 }
     }
-    pub fn on_cpu(mut self, cpu: u8) -> Op {
+    pub fn on_cpu(mut self, cpu: u16) -> Op {
         self.cpu = cpu;
         self
     }
-    pub fn on_nic(mut self, nic: u8) -> Op {
+    pub fn on_nic(mut self, nic: u16) -> Op {
         self.nic = nic;
         self
     }
@@ -50,8 +50,8 @@ pub struct GraphBuilder {
     val: Vec<u64>,
     peer: Vec<u32>,
     tag: Vec<u32>,
-    cpu: Vec<u8>,
-    nic: Vec<u8>,
+    cpu: Vec<u16>,
+    nic: Vec<u16>,
     any_cpu_nic: bool,
     line: Vec<u32>,
     path: Option<String>,

@@ -72,9 +72,11 @@ pub struct ExecGraph {
     /// send: destination; recv: source (`ANY` allowed); calc: 0.
     pub(crate) peer: Arr<u32>,
     pub(crate) tag: Arr<u32>,
-    /// Per-vertex CPU / NIC index; empty when every op uses 0.
-    pub(crate) cpu: Arr<u8>,
-    pub(crate) nic: Arr<u8>,
+    /// Per-vertex CPU / NIC index; empty when every op uses 0. u16: ATLAHS GOAL files number
+    /// streams and NICs past 255, and 2 bytes per vertex each keeps a 10^8-vertex graph within
+    /// 400 MB for both (u32 would double that for indices nobody reaches).
+    pub(crate) cpu: Arr<u16>,
+    pub(crate) nic: Arr<u16>,
     /// CSR predecessor lists: `pred[pred_off[v]..pred_off[v+1]]`, `IREQ` flag on irequires.
     pub(crate) pred_off: Arr<u32>,
     pub(crate) pred: Arr<u32>,
@@ -118,10 +120,10 @@ impl ExecGraph {
     pub fn tag(&self, v: u32) -> u32 {
         self.tag[v as usize]
     }
-    pub fn cpu(&self, v: u32) -> u8 {
+    pub fn cpu(&self, v: u32) -> u16 {
         self.cpu.get(v as usize).copied().unwrap_or(0)
     }
-    pub fn nic(&self, v: u32) -> u8 {
+    pub fn nic(&self, v: u32) -> u16 {
         self.nic.get(v as usize).copied().unwrap_or(0)
     }
     pub fn partner(&self, v: u32) -> u32 {
@@ -146,10 +148,10 @@ impl ExecGraph {
     pub fn preds(&self, v: u32) -> impl Iterator<Item = (u32, Dep)> + '_ {
         self.preds_raw(v).iter().map(|&p| if p & IREQ != 0 { (p & !IREQ, Dep::Irequires) } else { (p, Dep::Requires) })
     }
-    pub fn max_cpu(&self) -> u8 {
+    pub fn max_cpu(&self) -> u16 {
         self.cpu.iter().copied().max().unwrap_or(0)
     }
-    pub fn max_nic(&self) -> u8 {
+    pub fn max_nic(&self) -> u16 {
         self.nic.iter().copied().max().unwrap_or(0)
     }
 

@@ -85,7 +85,8 @@ impl Sec {
     }
     pub fn elem_size(self) -> usize {
         match self {
-            Sec::Kind | Sec::Cpu | Sec::Nic | Sec::SourcePath => 1,
+            Sec::Kind | Sec::SourcePath => 1,
+            Sec::Cpu | Sec::Nic => 2,
             Sec::Val => 8,
             _ => 4,
         }

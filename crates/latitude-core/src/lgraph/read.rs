@@ -150,6 +150,11 @@ impl FromLe for u8 {
         b[0]
     }
 }
+impl FromLe for u16 {
+    fn from_le(b: &[u8]) -> u16 {
+        u16::from_le_bytes(b.try_into().expect("2 bytes"))
+    }
+}
 impl FromLe for u32 {
     fn from_le(b: &[u8]) -> u32 {
         u32::from_le_bytes(b.try_into().expect("4 bytes"))

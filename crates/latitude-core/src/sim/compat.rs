@@ -168,11 +168,11 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn vx(&self, i: u32) -> u32 {
         self.sg.vertex(i)
     }
-    fn rc(&self, rank: u32, cpu: u8) -> usize {
-        rank as usize * self.sg.ncpu + cpu as usize
+    fn rc(&self, rank: u32, cpu: usize) -> usize {
+        rank as usize * self.sg.ncpu + cpu
     }
-    fn rn(&self, rank: u32, nic: u8) -> usize {
-        rank as usize * self.sg.nnic + nic as usize
+    fn rn(&self, rank: u32, nic: usize) -> usize {
+        rank as usize * self.sg.nnic + nic
     }
 
     fn mark(&mut self, i: u32, done: bool) {
@@ -204,10 +204,10 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         newly.sort_unstable_by_key(|&i| (sg.op(i).rank, type_rank(sg.op(i).kind), i));
         for &i in &newly {
             let op = sg.op(i);
-            let rc = self.rc(op.rank, op.cpu);
+            let rc = self.rc(op.rank, sg.cpu(i));
             let (mut t, mut cause) = (self.st.nexto[rc], self.obs.cpu_cause(rc));
             if op.kind == Kind::Send {
-                let rn = self.rn(op.rank, op.nic);
+                let rn = self.rn(op.rank, sg.nic(i));
                 if self.st.nextgs[rn] > t {
                     (t, cause) = (self.st.nextgs[rn], self.obs.nic_cause(rn));
                 }
@@ -224,7 +224,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn calc(&mut self, e: Event) {
         let (i, t) = (e.v, e.time);
         let op = *self.sg.op(i);
-        let rc = self.rc(op.rank, op.cpu);
+        let rc = self.rc(op.rank, self.sg.cpu(i));
         if self.st.nexto[rc] > t {
             let (nt, cause) = (self.st.nexto[rc], self.obs.cpu_cause(rc));
             return self.reinsert(e, nt, cause);
@@ -235,7 +235,15 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         self.st.nexto[rc] = end;
         if O::ON {
             let v = self.vx(i);
-            let k = self.obs.slice(Slice { v, kind: SliceKind::Calc, rank: op.rank, cpu: op.cpu, t0: t, t1: end, cause: self.st.op_cause[i as usize] });
+            let k = self.obs.slice(Slice {
+                v,
+                kind: SliceKind::Calc,
+                rank: op.rank,
+                cpu: self.sg.cpu_index(i),
+                t0: t,
+                t1: end,
+                cause: self.st.op_cause[i as usize],
+            });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.started(v, t);
             self.obs.ended(v, end, Cause::slice(k));
@@ -247,7 +255,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     fn send(&mut self, e: Event) {
         let (th, t, u) = (&self.c.th, e.time, e.v);
         let op = *self.sg.op(u);
-        let (rc, rn) = (self.rc(op.rank, op.cpu), self.rn(op.rank, op.nic));
+        let (rc, rn) = (self.rc(op.rank, self.sg.cpu(u)), self.rn(op.rank, self.sg.nic(u)));
         if self.st.nexto[rc].max(self.st.nextgs[rn]) > t {
             let (nt, cause) = if self.st.nexto[rc] >= self.st.nextgs[rn] {
                 (self.st.nexto[rc], self.obs.cpu_cause(rc))
@@ -266,7 +274,15 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let eager = op.val <= self.c.eager_limit;
         if O::ON {
             let v = self.vx(u);
-            let k = self.obs.slice(Slice { v, kind: SliceKind::Send, rank: op.rank, cpu: op.cpu, t0: t, t1: end, cause: self.st.op_cause[u as usize] });
+            let k = self.obs.slice(Slice {
+                v,
+                kind: SliceKind::Send,
+                rank: op.rank,
+                cpu: self.sg.cpu_index(u),
+                t0: t,
+                t1: end,
+                cause: self.st.op_cause[u as usize],
+            });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.set_nic(rn, Cause::gap(k));
             self.obs.started(v, t);
@@ -282,7 +298,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
 
     /// A rendezvous send u completes at t (the match); its rank's clocks at the given
     /// cpu/nic indices are raised to t.
-    fn rendezvous_done(&mut self, u: u32, cpu: u8, nic: u8, t: u64, cause: Cause) {
+    fn rendezvous_done(&mut self, u: u32, cpu: usize, nic: usize, t: u64, cause: Cause) {
         let x = self.sg.op(u).rank;
         let (rc, rn) = (self.rc(x, cpu), self.rn(x, nic));
         self.mark(u, true);
@@ -311,7 +327,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
                 let cause = if O::ON { self.st.op_cause[i as usize] } else { Cause::NONE };
                 if op.val > self.c.eager_limit {
                     // quirk: the receive's cpu/nic indices are used on the sender
-                    self.rendezvous_done(msg.id, op.cpu, op.nic, t, cause);
+                    self.rendezvous_done(msg.id, self.sg.cpu(i), self.sg.nic(i), t, cause);
                 }
                 self.mark(i, true);
                 if O::ON {
@@ -326,7 +342,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let (th, t, u) = (&self.c.th, e.time, e.v);
         let op = *self.sg.op(u);
         let h = op.peer; // the receiver; the send's cpu/nic indices are used there
-        let (rc, rn) = (self.rc(h, op.cpu), self.rn(h, op.nic));
+        let (rc, rn) = (self.rc(h, self.sg.cpu(u)), self.rn(h, self.sg.nic(u)));
         if self.st.nexto[rc].max(self.st.nextgr[rn]) > t {
             let (nt, cause) = if self.st.nexto[rc] >= self.st.nextgr[rn] {
                 (self.st.nexto[rc], self.obs.cpu_cause(rc))
@@ -342,7 +358,15 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         self.st.nextgr[rn] = t.wrapping_add(th.g).wrapping_add(times(op.val, th.gb));
         let mut cause = Cause::NONE;
         if O::ON {
-            let k = self.obs.slice(Slice { v: self.vx(u), kind: SliceKind::Recv, rank: h, cpu: op.cpu, t0: t, t1: end, cause: self.st.msg_cause[u as usize] });
+            let k = self.obs.slice(Slice {
+                v: self.vx(u),
+                kind: SliceKind::Recv,
+                rank: h,
+                cpu: self.sg.cpu_index(u),
+                t0: t,
+                t1: end,
+                cause: self.st.msg_cause[u as usize],
+            });
             self.obs.set_cpu(rc, Cause::slice(k));
             self.obs.set_nicr(rn, Cause::gap(k));
             self.obs.flow(self.vx(u), k);
@@ -351,7 +375,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         match self.st.m.take(h, Side::Posted, op.rank, op.tag) {
             Some(recv) => {
                 if op.val > self.c.eager_limit {
-                    self.rendezvous_done(u, op.cpu, op.nic, t, cause);
+                    self.rendezvous_done(u, self.sg.cpu(u), self.sg.nic(u), t, cause);
                 }
                 self.mark(recv.id, true);
                 if O::ON {

@@ -213,7 +213,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
     /// A CPU phase of `len` units for op i requested at t: (start, end, slice).
     fn phase(&mut self, i: u32, kind: SliceKind, t: u64, cause: Cause, len: u64) -> (u64, u64, u32) {
         let op = *self.sg.op(i);
-        let rc = op.rank as usize * self.sg.ncpu + op.cpu as usize;
+        let rc = op.rank as usize * self.sg.ncpu + self.sg.cpu(i);
         let (t0, cause0) = if self.c.cpu_serialization && self.st.cpu_free[rc] > t { (self.st.cpu_free[rc], self.obs.cpu_cause(rc)) } else { (t, cause) };
         let noise = self.c.noise.os(op.rank, t0, len);
         let t1 = t0.saturating_add(len).saturating_add(noise);
@@ -222,7 +222,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         }
         let mut slice = 0;
         if O::ON {
-            slice = self.obs.slice(Slice { v: self.vx(i), kind, rank: op.rank, cpu: op.cpu, t0, t1, cause: cause0 });
+            slice = self.obs.slice(Slice { v: self.vx(i), kind, rank: op.rank, cpu: self.sg.cpu_index(i), t0, t1, cause: cause0 });
             self.obs.set_cpu(rc, Cause::slice(slice));
         }
         (t0, t1, slice)
@@ -256,7 +256,7 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let (lat, gap, o) = c.msg(op.rank, op.peer, op.val);
         let eager = c.model.is_eager(op.val);
         let (mut t, mut cause) = (self.now, if O::ON { Cause::ready(self.vx(u)) } else { Cause::NONE });
-        let rn = op.rank as usize * self.sg.nnic + op.nic as usize;
+        let rn = op.rank as usize * self.sg.nnic + self.sg.nic(u);
         if c.model.nic_serialization && self.st.nic_free[rn] > t {
             t = self.st.nic_free[rn];
             cause = self.obs.nic_cause(rn);

@@ -30,8 +30,6 @@ pub(crate) struct SimOp {
     pub off: u32,
     pub mid: u32,
     pub kind: Kind,
-    pub cpu: u8,
-    pub nic: u8,
 }
 
 pub struct SimGraph {
@@ -48,6 +46,12 @@ pub struct SimGraph {
     pub(crate) roots: Vec<u32>,
     /// Static message partner (program index) when the graph is matched statically.
     pub(crate) partner: Vec<u32>,
+    /// CPU / NIC slot of each op (program index; empty when all are 0) and the index each
+    /// slot stands for. Slots number the distinct indices in ascending order, so per-rank
+    /// state is ranks × distinct indices however sparse the graph's numbering is; kept beside
+    /// `ops` so that `SimOp` stays 32 bytes.
+    cpu: Slots,
+    nic: Slots,
     pub(crate) ncpu: usize,
     pub(crate) nnic: usize,
     /// Number of vertices of the graph this was built for (a consistency check).
@@ -69,24 +73,17 @@ impl SimGraph {
         let mut ops: Vec<SimOp> = orig
             .iter()
             .enumerate()
-            .map(|(i, &v)| SimOp {
-                val: g.val(v),
-                peer: g.peer(v),
-                tag: g.tag(v),
-                rank: g.rank(v),
-                off: off[i],
-                mid: mid[i],
-                kind: g.kind(v),
-                cpu: g.cpu(v),
-                nic: g.nic(v),
-            })
+            .map(|(i, &v)| SimOp { val: g.val(v), peer: g.peer(v), tag: g.tag(v), rank: g.rank(v), off: off[i], mid: mid[i], kind: g.kind(v) })
             .collect();
-        ops.push(SimOp { val: 0, peer: 0, tag: 0, rank: 0, off: off[n], mid: off[n], kind: Kind::Calc, cpu: 0, nic: 0 });
+        ops.push(SimOp { val: 0, peer: 0, tag: 0, rank: 0, off: off[n], mid: off[n], kind: Kind::Calc });
         let roots = (0..n as u32).filter(|&i| npred[i as usize] == 0).collect();
         let statically = g.wildcard_recvs() == 0;
         let partner =
             if statically { orig.iter().map(|&v| if g.partner(v) == NONE { NONE } else { index[g.partner(v) as usize] }).collect() } else { Vec::new() };
-        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, ncpu: g.max_cpu() as usize + 1, nnic: g.max_nic() as usize + 1, n })
+        let cpu = Slots::new(&orig, |v| g.cpu(v));
+        let nic = Slots::new(&orig, |v| g.nic(v));
+        let (ncpu, nnic) = (cpu.len(), nic.len());
+        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, n })
     }
 
     /// Dependents released when i starts.
@@ -108,6 +105,20 @@ impl SimGraph {
         &self.ops[i as usize]
     }
 
+    /// CPU slot of program index i (see `cpu_index` for the graph's number).
+    #[inline]
+    pub(crate) fn cpu(&self, i: u32) -> usize {
+        self.cpu.slot(i)
+    }
+    #[inline]
+    pub(crate) fn nic(&self, i: u32) -> usize {
+        self.nic.slot(i)
+    }
+    /// The graph's cpu index of program index i.
+    pub(crate) fn cpu_index(&self, i: u32) -> u16 {
+        self.cpu.index(i)
+    }
+
     /// Graph vertex id of program index i.
     #[inline]
     pub(crate) fn vertex(&self, i: u32) -> u32 {
@@ -119,6 +130,41 @@ impl SimGraph {
             return Err(Error::new("simulation data was prepared for another graph"));
         }
         Ok(())
+    }
+}
+
+/// Dense numbering of one per-op index (cpu or nic): `slot[i]` for program index i, `index`
+/// slot → the graph's number (ascending, so slot order is index order).
+struct Slots {
+    slot: Vec<u16>,
+    index: Vec<u16>,
+}
+
+impl Slots {
+    fn new(orig: &[u32], of: impl Fn(u32) -> u16) -> Slots {
+        let mut seen = vec![false; u16::MAX as usize + 1];
+        for &v in orig {
+            seen[of(v) as usize] = true;
+        }
+        let index: Vec<u16> = (0..=u16::MAX).filter(|&c| seen[c as usize]).collect();
+        if index.len() <= 1 && index.first().is_none_or(|&c| c == 0) {
+            return Slots { slot: Vec::new(), index: vec![0] };
+        }
+        let mut dense = vec![0u16; u16::MAX as usize + 1];
+        for (k, &c) in index.iter().enumerate() {
+            dense[c as usize] = k as u16;
+        }
+        Slots { slot: orig.iter().map(|&v| dense[of(v) as usize]).collect(), index }
+    }
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+    #[inline]
+    fn slot(&self, i: u32) -> usize {
+        self.slot.get(i as usize).map_or(0, |&k| k as usize)
+    }
+    fn index(&self, i: u32) -> u16 {
+        self.index[self.slot(i)]
     }
 }
 

@@ -110,7 +110,7 @@ pub struct Slice {
     pub v: u32,
     pub kind: SliceKind,
     pub rank: u32,
-    pub cpu: u8,
+    pub cpu: u16,
     pub t0: u64,
     pub t1: u64,
     pub cause: Cause,
@@ -284,7 +284,7 @@ impl Record {
         });
         let mut lane = vec![0u16; self.slices.len()];
         let mut ends: Vec<u64> = Vec::new(); // end time per lane for the current CPU
-        let mut cur = (u32::MAX, 0u8);
+        let mut cur = (u32::MAX, 0u16);
         for &i in &idx {
             let s = &self.slices[i as usize];
             if (s.rank, s.cpu) != cur {
