@@ -15,11 +15,13 @@ import shutil
 import tempfile
 
 from latitude.errors import InputError
+from latitude.formats import dumpi
 from latitude.formats.otf2_archive import convert
 from latitude.formats.trace_writer import origin_of_line
 from latitude.progress import progress as bar
 
 OTF2 = "otf2"
+DUMPI = "dumpi"
 
 
 def _head(path: str, n: int = 4096) -> bytes:
@@ -47,9 +49,11 @@ def otf2_anchor(path: str) -> str | None:
 
 
 def kind(path: str) -> str | None:
-    """OTF2 or None (Latitude's own format, or not a trace)."""
+    """OTF2, DUMPI or None (Latitude's own format, or not a trace)."""
     if otf2_anchor(path):
         return OTF2
+    if dumpi.meta_for(path):
+        return DUMPI
     return None
 
 
@@ -68,6 +72,10 @@ def converted(path: str, fmt: str, progress: bool = True):
 
 
 def _convert(path: str, fmt: str, out: str, progress: bool):
+    if fmt == DUMPI:
+        meta = dumpi.meta_for(path)
+        with bar(f"reading {os.path.basename(meta)}") as update:
+            return dumpi.convert(meta, out, update if progress else None)
     anchor = otf2_anchor(path)
     with bar(f"reading {os.path.basename(anchor)}") as update:
         return convert(anchor, out, update if progress else None)

@@ -1,0 +1,575 @@
+"""DUMPI traces (SST's sst-dumpi: ``PREFIX.meta`` plus one ``PREFIX-NNNN.bin`` per rank)
+converted into Latitude's trace format, one rank file at a time, each streamed record by
+record (the byte layout is in :mod:`latitude.formats.dumpi_format`). DUMPI records every
+call with its arguments, so each record becomes the record our own tracer writes for the
+same call and the graph follows the same rules:
+
+| DUMPI record                                    | record written                                     |
+|-------------------------------------------------|----------------------------------------------------|
+| Send, Bsend, Ssend, Rsend, Recv, Sendrecv       | the same call; a wildcard receive gets the source and tag of its status |
+| Isend, Ibsend, Issend, Irsend, Irecv            | the same call; a request (a wildcard Irecv waits for its completion's status) |
+| Wait, Waitall, Waitany, Waitsome, Test, Testall, Testany, Testsome | the same call; `#@ done` lists the requests it completed |
+| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter | the collective on MPI_COMM_WORLD (or MPI_COMM_SELF) |
+| Init, Finalize                                  | the same call                                      |
+| Comm_rank, Comm_size, Get_count, Wtime, Wtick, Dims_create, Type_contiguous, Type_vector, Type_commit, Type_free, Request_free, function entry/exit | nothing: their time is computation |
+
+Computation is the time between calls (wall clock, else the CPU clock), as for every trace.
+Refused with one line naming the file, record and byte offset: any other call (DUMPI
+records carry no length, so a record whose layout is not known cannot be skipped — among
+them communicator creation, v-collectives, persistent requests, probes, one-sided and file
+I/O calls), communicators other than MPI_COMM_WORLD / MPI_COMM_SELF (DUMPI does not record
+their members), calls from a second thread, and files that are truncated or not DUMPI.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections import Counter
+
+from latitude.errors import InputError
+from latitude.formats import dumpi_format as F
+from latitude.formats.trace_writer import (
+    COMPLETIONS,
+    Coll,
+    Conversion,
+    RankFile,
+    Rec,
+    collective_fields,
+    p2p_fields,
+    rank_path,
+    sendrecv_fields,
+)
+
+COLLECTIVES = {
+    "Barrier",
+    "Bcast",
+    "Reduce",
+    "Allreduce",
+    "Scan",
+    "Exscan",
+    "Allgather",
+    "Alltoall",
+    "Gather",
+    "Scatter",
+}
+LOCAL = {
+    *("Comm_size", "Comm_rank", "Get_count", "Wtime", "Wtick"),
+    *("Dims_create", "Type_contiguous", "Type_vector", "Type_commit", "Type_free"),
+}
+SENDS = {"Send", "Bsend", "Ssend", "Rsend"}
+ISENDS = {"Isend", "Ibsend", "Issend", "Irsend"}
+_U16, _U32, _U64 = struct.Struct(">H"), struct.Struct(">I"), struct.Struct(">Q")
+CHUNK = 1 << 20
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+# -- the run: the .meta file and its rank files ----------------------------------------------
+
+
+def read_meta(path: str) -> tuple[int, list[str]]:
+    """(ranks, rank files) of the run described by a ``.meta`` file."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror}") from None
+    keys = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    procs = keys.get("numprocs", "").strip()
+    if not procs.isdigit() or int(procs) < 1:
+        raise InputError(path, "expected a DUMPI .meta file with numprocs=N (N >= 1)")
+    prefix = keys.get("fileprefix", "").strip() or os.path.basename(path)[: -len(".meta")]
+    base = os.path.join(os.path.dirname(path), os.path.basename(prefix))
+    return int(procs), [f"{base}-{r:04d}.bin" for r in range(int(procs))]
+
+
+def meta_for(path: str) -> str | None:
+    """The ``.meta`` file of a DUMPI run given as the meta file, one rank's ``.bin`` file or
+    the directory holding one run."""
+    if os.path.isdir(path):
+        try:
+            metas = sorted(e.path for e in os.scandir(path) if e.name.endswith(".meta") and e.is_file())
+        except OSError:
+            return None
+        return metas[0] if len(metas) == 1 else None
+    if path.endswith(".meta") and os.path.isfile(path):
+        return path
+    m = re.match(r"(.*)-\d{4,}\.bin$", path)
+    if m and os.path.isfile(m.group(1) + ".meta") and _is_dumpi(path):
+        return m.group(1) + ".meta"
+    return None
+
+
+def _is_dumpi(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return len(head) == 8 and _U64.unpack(head)[0] == F.HEAD_MAGIC
+
+
+# -- one rank file ----------------------------------------------------------------------------
+
+
+class Truncated(Exception):
+    pass
+
+
+class Stream:
+    """Big-endian reads from a rank file, buffered, with the offset for messages."""
+
+    def __init__(self, f, start: int, end: int):
+        self.f, self.end = f, end
+        f.seek(start)
+        self.buf, self.pos, self.base = b"", 0, start
+
+    def offset(self) -> int:
+        return self.base + self.pos
+
+    def take(self, n: int) -> bytes:
+        if self.pos + n > len(self.buf):
+            rest = self.buf[self.pos :]
+            self.base += self.pos
+            want = max(CHUNK, n) - len(rest)
+            want = min(want, self.end - self.base - len(rest))
+            self.buf, self.pos = rest + (self.f.read(want) if want > 0 else b""), 0
+            if n > len(self.buf):
+                raise Truncated
+        b = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return b
+
+    def u8(self) -> int:
+        return self.take(1)[0]
+
+    def u16(self) -> int:
+        return _U16.unpack(self.take(2))[0]
+
+    def u32(self) -> int:
+        return _U32.unpack(self.take(4))[0]
+
+    def u64(self) -> int:
+        return _U64.unpack(self.take(8))[0]
+
+    def array(self, limit: int = 1 << 24) -> list[int]:
+        n = self.u32()
+        if n > limit or 4 * n > self.end - self.offset():
+            raise Truncated
+        return [_signed(v) for v in struct.unpack(f">{n}I", self.take(4 * n))]
+
+
+class RankDumpi:
+    """Layout of one rank file: version, datatype sizes and where the body starts."""
+
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            self.f = open(path, "rb")  # noqa: SIM115 - closed by close()
+            size = os.fstat(self.f.fileno()).st_size
+        except OSError as err:
+            raise InputError(path, f"cannot read: {err.strerror}") from None
+        self.size = size
+        if not _is_dumpi(path):
+            self.fail(0, "not a DUMPI trace file (it does not start with DUMPI's magic number)")
+        if size < 8 + 8 + 64:
+            self.fail(size, "truncated: too short for a DUMPI trace and its index")
+        index = self._index()
+        self.header, self.body = index["header"], index["body"]
+        self.version = self._version()
+        self.sizes = self._sizes(index.get("sizes", 0))
+
+    def fail(self, offset: int, what: str):
+        self.close()
+        raise InputError(self.path, f"byte {offset}: {what}")
+
+    def close(self):
+        try:
+            self.f.close()
+        except OSError:
+            pass
+
+    def _at(self, offset: int, n: int) -> bytes:
+        self.f.seek(offset)
+        b = self.f.read(n)
+        if len(b) < n:
+            self.fail(offset, "truncated: a section the index points to ends past the end of the file")
+        return b
+
+    def _index(self) -> dict:
+        """The index at the end (io.c dumpi_open_input_file): the magic, then up to three
+        offsets older files lack, then header, body, footer, keyval."""
+        words = struct.unpack(">8Q", self._at(self.size - 64, 64))
+        for lead in range(4):
+            if words[lead] == F.HEAD_MAGIC:
+                extra = words[lead + 1 : 4]  # sizelbl, addrlbl, perflbl (newest first)
+                header, body = words[4], words[5]
+                out = {"header": header, "body": body}
+                if len(extra) == 3:
+                    out["sizes"] = extra[0]
+                for name, off in out.items():
+                    if off >= self.size:
+                        self.fail(
+                            self.size - 64,
+                            f"truncated or damaged: the index gives the {name} at byte {off}, past the end",
+                        )
+                return out
+        self.fail(
+            self.size - 64, "truncated: the index at the end of the file does not start with DUMPI's magic number"
+        )
+
+    def _version(self) -> tuple[int, int, int]:
+        if not self.header:
+            return (0, 0, 0)
+        return tuple(self._at(self.header, 3))
+
+    def _sizes(self, offset: int) -> list[int]:
+        """Datatype sizes (io.c dumpi_write_datatype_sizes: u32 n, n × u32)."""
+        if not offset:
+            return []
+        (n,) = _U32.unpack(self._at(offset, 4))
+        if 4 * n > self.size - offset:
+            self.fail(offset, f"truncated: the datatype size table claims {n} entries")
+        return list(struct.unpack(f">{n}I", self._at(offset + 4, 4 * n)))
+
+    def has_version(self, a: int, b: int, c: int) -> bool:
+        return self.version >= (a, b, c)
+
+    def stream(self) -> Stream:
+        # The stream's END_OF_STREAM label comes just before the header (dumpi_write_header).
+        return Stream(self.f, self.body, self.header if self.header > self.body else self.size - 64)
+
+
+# -- records -> Latitude records -------------------------------------------------------------
+
+
+class RankCalls:
+    """One rank file's records turned into records of our trace format."""
+
+    def __init__(self, dumpi: RankDumpi, rank: int, ranks: int, out: RankFile, notes: Counter):
+        self.d, self.rank, self.ranks, self.out, self.notes = dumpi, rank, ranks, out, notes
+        self.reqs: dict[int, Rec] = {}
+        self.pending: dict[int, tuple] = {}  # wildcard Irecv request -> (rec, nbytes, comm arg)
+        self.clock = 0  # which clock: TIME_WALL or TIME_CPU, from the first record
+        self.last = [0, 0]  # per-clock last second (u16 wrap-around)
+        self.wraps = [0, 0]
+        self.init = self.final = False
+        self.calls = 0
+
+    # -- reading one record --------------------------------------------------------------
+
+    def fail(self, what: str):
+        self.d.fail(self.at, f"record {self.calls} ({self.name}): {what}")
+
+    def times(self, s: Stream, mask: int) -> tuple[int, int]:
+        got = {}
+        for bit, k in ((F.TIME_CPU, 0), (F.TIME_WALL, 1)):
+            if mask & bit:
+                t = [(s.u16(), s.u32()) for _ in range(2)]
+                got[bit] = [self.ns(k, sec, nsec) for sec, nsec in t]
+        if not self.clock:
+            self.clock = F.TIME_WALL if F.TIME_WALL in got else F.TIME_CPU if F.TIME_CPU in got else -1
+        if self.clock not in got:
+            self.fail("no timestamps (the trace was written without the wall and CPU clocks)")
+        t0, t1 = got[self.clock]
+        return t0, max(t0, t1)
+
+    def ns(self, k: int, sec: int, nsec: int) -> int:
+        if sec + 32768 < self.last[k]:  # the 16-bit seconds wrapped around
+            self.wraps[k] += 1
+        self.last[k] = sec
+        if nsec >= 1_000_000_000:
+            self.fail(f"a timestamp with {nsec} nanoseconds")
+        return (sec + 65536 * self.wraps[k]) * 1_000_000_000 + nsec
+
+    def statuses(self, s: Stream, mask: int) -> list[tuple[int, int, int]]:
+        """(bytes, source, tag) of each status (iodefs.h get_statuses)."""
+        if not mask & F.STATUSES:
+            return []
+        n = s.u32()
+        if n > 1 << 24:
+            raise Truncated
+        out = []
+        for _ in range(n):
+            nbytes, src, _cancelled, _error = s.u32(), _signed(s.u32()), s.u8(), s.u8()
+            tag = _signed(s.u32()) if self.d.has_version(0, 6, 3) else F.ANY_TAG
+            out.append((nbytes, src, tag))
+        return out
+
+    def args(self, s: Stream, layout: str, mask: int) -> list:
+        out: list = []
+        for code in layout.split():
+            if code in "ir":
+                out.append(_signed(s.u32()))
+            elif code in "dc":
+                out.append(s.u16())
+            elif code == "o":
+                out.append(s.u8())
+            elif code in "aR":
+                out.append(s.array())
+            else:  # s, S
+                out.append(self.statuses(s, mask))
+        return out
+
+    def run(self, advance=None) -> int:
+        s = self.d.stream()
+        s.u32(), s.u32()  # the clocks' second offsets: times are kept relative to them
+        n = 0
+        while True:
+            self.at, self.name = s.offset(), "record"
+            try:
+                label = s.u16()
+                if label == F.END_OF_STREAM:
+                    break
+                self.name = F.function_name(label)
+                self.record(s, label)
+            except Truncated:
+                self.d.fail(self.at, f"truncated: record {self.calls} ({self.name}) ends past the end of the trace")
+            self.calls += 1
+            n += 1
+            if advance and n % 4096 == 0:
+                advance(s.offset())
+        self.close()
+        return n
+
+    def record(self, s: Stream, label: int) -> None:
+        mask = s.u8()
+        thread = s.u16() if mask & F.THREADID else 0
+        t0, t1 = self.times(s, mask)
+        if mask & F.PERFINFO:
+            s.take(16 * s.u8())
+        if thread != 0:
+            self.fail(f"a call from thread {thread}; MPI calls from several threads of a rank are not supported")
+        if label in (F.FUNCTION_ENTER, F.FUNCTION_EXIT):
+            s.u64()
+            return
+        name = F.FUNCTIONS[label] if label < len(F.FUNCTIONS) else None
+        if name == F.INIT:
+            argc = s.u32()
+            if not self.d.has_version(0, 6, 2):
+                s.u32()
+            for _ in range(argc):
+                s.take(s.u32())
+            self.start(t1)
+            return
+        layout = F.record_layout(name) if name else None
+        if layout is None:
+            self.fail("not supported: DUMPI records carry no length, so a call Latitude does not map cannot be skipped")
+        a = self.args(s, layout, mask)
+        if name in ("Gather", "Scatter") and a[0] == a[3]:
+            a += self.args(s, F.ROOTED_EXTRA[name], mask)
+        self.call(name, a, t0, t1)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def origin(self) -> str:
+        return f"{self.calls} {self.at} {self.name}"
+
+    def add(self, name: str, t0: int | None, t1: int | None, fields: str | None) -> Rec:
+        if not self.init and name != "MPI_Init":
+            self.start(t0)
+        return self.out.add(
+            Rec(name, None if t0 is None else t0 * 1000, None if t1 is None else t1 * 1000, fields, self.origin())
+        )
+
+    def start(self, t: int) -> None:
+        if self.init:
+            self.notes["a second MPI_Init record ignored"] += 1
+            return
+        self.init = True
+        self.out.add(Rec("MPI_Init", None, t * 1000, "0:0", self.origin()))
+
+    def comm(self, c: int) -> tuple[str, int]:
+        """The call-line communicator (handle,rank,size) and its size."""
+        if c == F.COMM_WORLD:
+            return f"{F.COMM_WORLD},{self.rank},{self.ranks}", self.ranks
+        if c == F.COMM_SELF:
+            return f"{F.COMM_SELF},0,1", 1
+        self.fail(
+            f"communicator {c} is not MPI_COMM_WORLD or MPI_COMM_SELF; DUMPI does not record the members of other communicators"
+        )
+
+    def nbytes(self, count: int, dtype: int) -> int:
+        if count < 0:
+            self.fail(f"a negative count {count}")
+        sizes = self.d.sizes
+        if dtype >= len(sizes):
+            self.fail(f"datatype {dtype} has no size in the file's datatype size table ({len(sizes)} entries)")
+        return count * sizes[dtype]
+
+    def peer(self, p: int, size: int, what: str, wildcard: bool = False) -> int:
+        if (wildcard and p == F.ANY_SOURCE) or p == -2 or 0 <= p < size:
+            return p
+        self.fail(f"{what} {p} in a communicator of {size} ranks")
+
+    def call(self, name: str, a: list, t0: int, t1: int) -> None:
+        if self.final:
+            self.notes["calls after MPI_Finalize ignored"] += 1
+            return
+        if name in LOCAL or name == "Request_free":
+            if name == "Request_free":
+                self.reqs.pop(a[0], None)  # the request stays in the graph (as a freed request)
+            return
+        if name == "Finalize":
+            self.add("MPI_Finalize", t0, None, "")
+            self.final = True
+            return
+        mpi = "MPI_" + name
+        if name in SENDS or name in ISENDS:
+            comm, size = self.comm(a[4])
+            fields = p2p_fields(self.nbytes(a[0], a[1]), self.peer(a[2], size, "destination"), a[3], comm)
+            rec = self.add(mpi, t0, t1, fields if name in SENDS else fields + ":0")
+            if name in ISENDS:
+                self.request(a[5], rec)
+        elif name == "Recv":
+            comm, size = self.comm(a[4])
+            src, tag, n = self.status(a[5], a[2], a[3], self.nbytes(a[0], a[1]), size)
+            self.add(mpi, t0, t1, p2p_fields(n, src, tag, comm) + ":0")
+        elif name == "Irecv":
+            comm, size = self.comm(a[4])
+            n, src = self.nbytes(a[0], a[1]), self.peer(a[2], size, "source", wildcard=True)
+            wild = src == F.ANY_SOURCE or a[3] == F.ANY_TAG
+            rec = self.add(mpi, t0, t1, None if wild else p2p_fields(n, src, a[3], comm) + ":0")
+            self.request(a[5], rec)
+            if wild:
+                self.pending[id(rec)] = (n, src, a[3], comm)
+        elif name == "Sendrecv":
+            comm, size = self.comm(a[8])
+            src, rtag, rn = self.status(a[9], a[6], a[7], self.nbytes(a[4], a[5]), size)
+            dest = self.peer(a[2], size, "destination")
+            self.add(mpi, t0, t1, sendrecv_fields(self.nbytes(a[0], a[1]), dest, a[3], rn, src, rtag, comm))
+        elif name in COMPLETIONS_OF:
+            self.completion(name, a, t0, t1)
+        elif name in COLLECTIVES:
+            self.collective(name, a, t0, t1)
+
+    def status(self, statuses, src: int, tag: int, n: int, size: int) -> tuple[int, int, int]:
+        """Source, tag and bytes of a receive: its status where the call named a wildcard."""
+        src = self.peer(src, size, "source", wildcard=True)
+        if (src == F.ANY_SOURCE or tag == F.ANY_TAG) and statuses:
+            nbytes, ssrc, stag = statuses[0]
+            src = self.peer(ssrc, size, "status source") if src == F.ANY_SOURCE else src
+            tag = stag if tag == F.ANY_TAG and stag != F.ANY_TAG else tag
+            return src, tag, min(n, nbytes)
+        if src == F.ANY_SOURCE:
+            self.notes["wildcard receives without a status (traced without statuses): left as wildcards"] += 1
+        return src, tag, n
+
+    def request(self, req: int, rec: Rec) -> None:
+        if req in (0, F.REQUEST_NULL):
+            return
+        if req in self.reqs:
+            self.notes["requests reused before they completed (the earlier one is treated as freed)"] += 1
+        self.reqs[req] = rec
+
+    def complete(self, req: int, st) -> Rec | None:
+        rec = self.reqs.pop(req, None)
+        if rec is None:
+            return None
+        wild = self.pending.pop(id(rec), None)
+        if wild is not None:
+            n, src, tag, comm = wild
+            size = int(comm.split(",")[2])
+            if st is not None:
+                src = self.peer(st[1], size, "status source") if src == F.ANY_SOURCE else src
+                tag = st[2] if tag == F.ANY_TAG and st[2] != F.ANY_TAG else tag
+                n = min(n, st[0])
+            rec.fields = p2p_fields(n, src, tag, comm) + ":0"
+            self.out.flush()
+        return rec
+
+    def completion(self, name: str, a: list, t0: int, t1: int) -> None:
+        reqs, sts, flag = COMPLETIONS_OF[name](a)
+        done = []
+        for k, req in enumerate(reqs):
+            rec = self.complete(req, sts[k] if k < len(sts) else None) if flag else None
+            if rec is not None:
+                done.append(rec)
+        count = len(a[1]) if isinstance(a[1], list) else 1  # the *all/any/some calls' request count
+        rec = Rec("MPI_" + name, t0 * 1000, t1 * 1000, COMPLETIONS["MPI_" + name](count), self.origin())
+        rec.done = done
+        self.out.add(rec)
+
+    def collective(self, name: str, a: list, t0: int, t1: int) -> None:
+        mpi = "MPI_" + name
+        if name == "Barrier":
+            comm, _ = self.comm(a[0])
+            self.add(mpi, t0, t1, collective_fields(mpi, Coll(), comm, False))
+            return
+        if name in ("Gather", "Scatter"):
+            comm, size = self.comm(a[4])
+            root = self.peer(a[3], size, "root")
+            args = Coll(self.nbytes(a[1], a[2]), root)
+        elif name in ("Allgather", "Alltoall"):
+            comm, size = self.comm(a[4])
+            args = Coll(self.nbytes(a[0], a[1]))
+        elif name == "Bcast":
+            comm, size = self.comm(a[3])
+            args = Coll(self.nbytes(a[0], a[1]), self.peer(a[2], size, "root"))
+        elif name == "Reduce":
+            comm, size = self.comm(a[4])
+            args = Coll(self.nbytes(a[0], a[1]), self.peer(a[3], size, "root"))
+        else:  # Allreduce, Scan, Exscan
+            comm, size = self.comm(a[3])
+            args = Coll(self.nbytes(a[0], a[1]))
+        self.add(mpi, t0, t1, collective_fields(mpi, args, comm, False))
+
+    def close(self) -> None:
+        for rec in list(self.reqs.values()):
+            if rec.fields is None:
+                rec.dropped = True
+                self.notes["wildcard receive requests never completed (left out)"] += 1
+        self.reqs.clear()
+        if not self.final:
+            self.notes["no MPI_Finalize record: the rank ends at its last call"] += 1
+        self.out.close("finalize" if self.final else None)
+
+
+# name -> (requests, statuses per request, flag): which requests a completion completed.
+COMPLETIONS_OF = {
+    "Wait": lambda a: ([a[0]], a[1], True),
+    "Test": lambda a: ([a[0]], a[2], a[1] != 0),
+    "Waitall": lambda a: (a[1], a[2], True),
+    "Testall": lambda a: (a[1], a[3], a[2] != 0),
+    "Waitany": lambda a: ([a[1][a[2]]] if 0 <= a[2] < len(a[1]) else [], a[3], True),
+    "Testany": lambda a: ([a[1][a[2]]] if 0 <= a[2] < len(a[1]) else [], a[4], a[3] != 0),
+    "Waitsome": lambda a: ([a[1][i] for i in a[3] if 0 <= i < len(a[1])], a[4], True),
+    "Testsome": lambda a: ([a[1][i] for i in a[3] if 0 <= i < len(a[1])], a[4], True),
+}
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def convert(meta: str, outdir: str, progress=None) -> Conversion:
+    """Convert the DUMPI run described by `meta` into rank files in `outdir`."""
+    ranks, files = read_meta(meta)
+    conv = Conversion(f"DUMPI trace {os.path.basename(meta)}", meta, lambda origin, rank: _place(files, origin, rank))
+    conv.ranks = ranks
+    notes: Counter = Counter()
+    sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in files]
+    header = [(F.COMM_WORLD, 0, list(range(ranks)), None), (F.COMM_SELF, 0, None, None)]
+    for rank, path in enumerate(files):
+        if not os.path.isfile(path):
+            raise InputError(meta, f"rank {rank}'s trace file {os.path.basename(path)} is missing")
+        d = RankDumpi(path)
+        try:
+            comms = [(h, s, w if w is not None else [rank], r) for h, s, w, r in header]
+            out = RankFile(rank_path(outdir, rank), rank, ranks, comms, conv.source)
+            before = sum(sizes[:rank])
+            advance = (lambda off, b=before: progress(b + off, sum(sizes))) if progress else None
+            conv.events += RankCalls(d, rank, ranks, out, notes).run(advance)
+        finally:
+            d.close()
+    conv.notes = [f"{what} ({n}x)" if n > 1 else what for what, n in sorted(notes.items())]
+    return conv
+
+
+def _place(files: list[str], origin: str, rank: int) -> tuple[str, str]:
+    call, offset, name = origin.split(" ", 2)
+    path = files[rank] if 0 <= rank < len(files) else files[0]
+    return path, f"byte {offset}: record {call} ({name})"

@@ -1,0 +1,152 @@
+"""DUMPI traces (SST's sst-dumpi), read by latitude.formats.dumpi: a real MPI run traced
+with `latitude trace` and described as the DUMPI run libdumpi would have written for the
+same calls at the same times (tests/dumpi_writer.py, written to the format's definition)
+gives the same graph; damaged files are one line naming the file, exit 2."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import one_line, run_cli
+from dumpi_writer import Writer, describe, u16, u32, write_meta
+from latitude import Graph
+from latitude.formats import dumpi_format as F
+from tracetools import ompi, trace
+
+APPS = [
+    # nonblocking halo + allreduce (Isend/Irecv/Waitall); blocking pipelined sweeps
+    ("halo2d", 4, ["--iters", "20", "--nx", "64", "--ny", "64"]),
+    ("sweep3d", 4, ["--nx", "16", "--ny", "16", "--nz", "16"]),
+]
+
+
+def canonical(graph, path) -> str:
+    graph.write_goal(str(path))
+    names: dict[str, str] = {}
+    return re.sub(r"tag (\d+)", lambda m: "tag " + names.setdefault(m.group(1), str(len(names))), path.read_text())
+
+
+@pytest.mark.parametrize("app,ranks,args", APPS, ids=[a[0] for a in APPS])
+def test_traced_run_and_its_dumpi_description_give_the_same_graph(tmp_path, ompi_apps, app, ranks, args):
+    traces = tmp_path / "traces"
+    trace(traces, [*ompi(ranks), str(ompi_apps / app), *args])
+    (tmp_path / "dumpi").mkdir()
+    meta = describe(traces, tmp_path / "dumpi")
+    g1 = Graph.from_trace(str(traces), progress=False)
+    g2 = Graph.from_trace(meta, progress=False)
+    assert g2.report.stats["source"]["format"] == "dumpi"
+    assert (g1.info["messages"], g1.info["bytes"]) == (g2.info["messages"], g2.info["bytes"])
+    assert g1.report.stats["collectives"] == g2.report.stats["collectives"]
+    assert canonical(g1, tmp_path / "a.goal") == canonical(g2, tmp_path / "b.goal")
+    p1, p2 = g1.predict(L="3us", o="1us", G="0.1ns"), g2.predict(L="3us", o="1us", G="0.1ns")
+    assert p1.runtime_ns == p2.runtime_ns and p1.lambda_ == p2.lambda_
+
+
+# -- small fixtures written record by record ---------------------------------------------------
+
+US = 1000  # ns
+
+
+def send(count, dest, tag, comm=F.COMM_WORLD, dtype=9):
+    """dumpiio.c dumpi_write_send: count, datatype (9 = DUMPI_INT, 4 bytes), dest, tag, comm."""
+    return u32(count) + u16(dtype) + u32(dest) + u32(tag) + u16(comm)
+
+
+def recv(count, src, tag, comm=F.COMM_WORLD):
+    """dumpi_write_recv: count, datatype, source, tag, comm, status (count 0: none kept)."""
+    return u32(count) + u16(9) + u32(src) + u32(tag) + u16(comm) + u32(0)
+
+
+def ping(tmp_path, body0=None, ranks=2):
+    """Rank 0 computes 5 us, sends 100 ints to rank 1, both allreduce 1 int; `body0`
+    replaces rank 0's records between Init and Finalize."""
+    for r in range(ranks):
+        w = Writer(str(tmp_path / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        if r == 0:
+            for name, t0, t1, args in body0 or [("Send", 6 * US, 7 * US, send(100, 1, 3))]:
+                w.record(name, t0, t1, args)
+        else:
+            w.record("Recv", 2 * US, 9 * US, recv(100, 0, 3))
+        # dumpi_write_allreduce: count, datatype, op (u8, 3 = DUMPI_SUM), comm
+        w.record("Allreduce", 10 * US, 12 * US, u32(1) + u16(9) + bytes([3]) + u16(F.COMM_WORLD))
+        w.record("Finalize", 13 * US, 14 * US)
+        w.close(r)
+    return write_meta(str(tmp_path / "run"), ranks)
+
+
+def test_fixture_messages_and_computation(tmp_path):
+    g = Graph.from_trace(ping(tmp_path), progress=False)
+    assert g.report.stats["source"]["format"] == "dumpi"
+    # the send, and the 2-rank allreduce's exchange (recursive doubling: one message each way)
+    assert g.info["messages"] == 3 and g.report.stats["collectives"] == {"allreduce recdoub": 2}
+    goal = tmp_path / "g.goal"
+    g.write_goal(str(goal))
+    text = goal.read_text()
+    assert "send 400b to 1 tag 3" in text and "recv 400b from 0 tag 3" in text
+    assert re.search(r"calc 5000\b", text)  # rank 0: 1 us (Init ends) .. 6 us (Send starts)
+
+
+def test_rank_file_or_directory_is_accepted(tmp_path):
+    ping(tmp_path)
+    for path in (tmp_path, tmp_path / "run-0001.bin"):
+        assert Graph.from_trace(str(path), progress=False).info["messages"] >= 1
+
+
+def damaged(tmp_path, cut):
+    meta = ping(tmp_path)
+    path = tmp_path / "run-0000.bin"
+    data = path.read_bytes()
+    path.write_bytes(cut(data))
+    return meta, path
+
+
+@pytest.mark.parametrize(
+    "cut,want",
+    [
+        (lambda d: d[: len(d) // 2], "index"),
+        (lambda d: d[:40], "index"),
+        (lambda d: b"\0" * 8 + d[8:], "not a DUMPI trace file"),
+        (lambda d: d[:4], "not a DUMPI trace file"),
+    ],
+    ids=["half", "head", "magic", "tiny"],
+)
+def test_damaged_rank_file_is_one_line(tmp_path, cut, want):
+    meta, path = damaged(tmp_path, cut)
+    one_line(run_cli("predict", meta, check=False), path.name, want)
+
+
+def test_truncated_record_names_it(tmp_path):
+    # a Send whose communicator is missing: the stream ends inside the record
+    meta = ping(tmp_path, [("Send", 6 * US, 7 * US, send(100, 1, 3)[:-2])])
+    proc = run_cli("predict", meta, check=False)
+    one_line(proc, "run-0000.bin", "truncated", "record 1 (MPI_Send)")
+
+
+@pytest.mark.parametrize(
+    "body,want",
+    [
+        # dumpi_write_comm_split: comm, color, key, newcomm -- not mapped, so not skippable
+        (
+            [("Comm_split", 6 * US, 7 * US, u16(2) + u32(0) + u32(0) + u16(4))],
+            "record 1 (MPI_Comm_split): not supported",
+        ),
+        ([("Send", 6 * US, 7 * US, send(100, 1, 3, comm=5))], "communicator 5 is not MPI_COMM_WORLD"),
+        ([("Send", 6 * US, 7 * US, send(100, 7, 3))], "destination 7 in a communicator of 2 ranks"),
+        ([("Send", 6 * US, 7 * US, send(100, 1, 3, dtype=999))], "datatype 999 has no size"),
+        ([(F.ALL_FUNCTIONS - 1, 6 * US, 7 * US, b"")], "record 1 (DUMPIO_Testsome): not supported"),
+    ],
+    ids=["comm-split", "subcomm", "peer", "datatype", "label"],
+)
+def test_unmapped_records_are_one_line(tmp_path, body, want):
+    one_line(run_cli("predict", ping(tmp_path, body), check=False), "run-0000.bin", want)
+
+
+def test_bad_meta_and_missing_rank_file(tmp_path):
+    meta = ping(tmp_path)
+    (tmp_path / "run-0001.bin").unlink()
+    one_line(run_cli("predict", meta, check=False), "run.meta", "rank 1's trace file run-0001.bin is missing")
+    bad = tmp_path / "bad.meta"
+    bad.write_text("hostname=x\n")
+    one_line(run_cli("predict", str(bad), check=False), "bad.meta", "numprocs")
