@@ -84,7 +84,11 @@ def read_meta(path: str) -> tuple[int, list[str]]:
         raise InputError(path, "expected a DUMPI .meta file with numprocs=N (N >= 1)")
     prefix = keys.get("fileprefix", "").strip() or os.path.basename(path)[: -len(".meta")]
     base = os.path.join(os.path.dirname(path), os.path.basename(prefix))
-    return int(procs), [f"{base}-{r:04d}.bin" for r in range(int(procs))]
+    n = int(procs)
+    last = f"{base}-{n - 1:04d}.bin"
+    if not os.path.isfile(last):  # before listing numprocs names: a wrong count is one line
+        raise InputError(path, f"rank {n - 1}'s trace file {os.path.basename(last)} is missing (numprocs={n})")
+    return n, [f"{base}-{r:04d}.bin" for r in range(n)]
 
 
 def meta_for(path: str) -> str | None:
@@ -551,7 +555,10 @@ def convert(meta: str, outdir: str, progress=None) -> Conversion:
     conv = Conversion(f"DUMPI trace {os.path.basename(meta)}", meta, lambda origin, rank: _place(files, origin, rank))
     conv.ranks = ranks
     notes: Counter = Counter()
-    sizes = [os.path.getsize(p) if os.path.isfile(p) else 0 for p in files]
+    start, total = [], 0
+    for p in files:
+        start.append(total)
+        total += os.path.getsize(p) if os.path.isfile(p) else 0
     header = [(F.COMM_WORLD, 0, list(range(ranks)), None), (F.COMM_SELF, 0, None, None)]
     for rank, path in enumerate(files):
         if not os.path.isfile(path):
@@ -560,8 +567,7 @@ def convert(meta: str, outdir: str, progress=None) -> Conversion:
         try:
             comms = [(h, s, w if w is not None else [rank], r) for h, s, w, r in header]
             out = RankFile(rank_path(outdir, rank), rank, ranks, comms, conv.source)
-            before = sum(sizes[:rank])
-            advance = (lambda off, b=before: progress(b + off, sum(sizes))) if progress else None
+            advance = (lambda off, b=start[rank]: progress(b + off, total)) if progress else None
             conv.events += RankCalls(d, rank, ranks, out, notes).run(advance)
         finally:
             d.close()
