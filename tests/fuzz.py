@@ -164,6 +164,7 @@ def build_case(seed: int, k: int, work: str) -> list[str]:
         return [rng.choice(("predict", "generate")), out, "--max-ops", MAX_OPS]
     if kind == "trace":
         d = os.path.join(work, "trace")
+        shutil.rmtree(d, ignore_errors=True)  # a work directory reused for several cases
         shutil.copytree(path, d)
         names = sorted(os.listdir(d))
         victim = os.path.join(d, rng.choice(names))
