@@ -9,7 +9,7 @@ import re
 
 import pytest
 from conftest import one_line, run_cli
-from dumpi_writer import Writer, describe, u16, u32, write_meta
+from dumpi_writer import Writer, arr, describe, u16, u32, write_meta
 from latitude import Graph
 from latitude.formats import dumpi_format as F
 from tracetools import ompi, trace
@@ -18,6 +18,7 @@ APPS = [
     # nonblocking halo + allreduce (Isend/Irecv/Waitall); blocking pipelined sweeps
     ("halo2d", 4, ["--iters", "20", "--nx", "64", "--ny", "64"]),
     ("sweep3d", 4, ["--nx", "16", "--ny", "16", "--nz", "16"]),
+    ("pingpong", 2, ["--sizes", "0,8,4096", "--iters", "20", "--warmup", "2"]),  # Barrier, Wtime
 ]
 
 
@@ -150,3 +151,34 @@ def test_bad_meta_and_missing_rank_file(tmp_path):
     bad = tmp_path / "bad.meta"
     bad.write_text("hostname=x\n")
     one_line(run_cli("predict", str(bad), check=False), "bad.meta", "numprocs")
+
+
+def test_wildcard_irecv_takes_source_and_tag_from_its_completion(tmp_path):
+    """Rank 1 posts Irecv(ANY_SOURCE, ANY_TAG) and Irecv(0, 4), completes them with Waitsome
+    then Testany: the graph receives from rank 0 with the statuses' tags."""
+    meta = tmp_path / "run.meta"
+    w0 = Writer(str(tmp_path / "run-0000.bin"))
+    w0.record("Init", 0, 1 * US, u32(0))
+    w0.record("Send", 2 * US, 3 * US, send(10, 1, 7))
+    w0.record("Send", 4 * US, 5 * US, send(20, 1, 4))
+    w0.record("Finalize", 9 * US, 10 * US)
+    w0.close(0)
+    w1 = Writer(str(tmp_path / "run-0001.bin"))
+    w1.record("Init", 0, 1 * US, u32(0))
+    # dumpi_write_irecv: count, datatype, source, tag, comm, request
+    w1.record("Irecv", 2 * US, 2 * US, u32(10) + u16(9) + u32(-1) + u32(-1) + u16(F.COMM_WORLD) + u32(7))
+    w1.record("Irecv", 2 * US, 3 * US, u32(20) + u16(9) + u32(0) + u32(4) + u16(F.COMM_WORLD) + u32(8))
+    # dumpi_write_waitsome: count, requests, outcount, indices, statuses (bytes, source,
+    # cancelled, error, tag); dumpi_write_testany: count, requests, index, flag, status
+    status = u32(40) + u32(0) + bytes([0, 0]) + u32(7)
+    w1.record("Waitsome", 4 * US, 6 * US, u32(2) + arr([7, 8]) + u32(1) + arr([0]) + u32(1) + status)
+    w1.record("Testany", 6 * US, 7 * US, u32(1) + arr([8]) + u32(0) + u32(1) + u32(0))
+    w1.record("Finalize", 9 * US, 10 * US)
+    w1.close(1)
+    write_meta(str(tmp_path / "run"), 2)
+    g = Graph.from_trace(str(meta), progress=False)
+    assert (g.info["messages"], g.info["bytes"]) == (2, 120)
+    goal = tmp_path / "g.goal"
+    g.write_goal(str(goal))
+    text = goal.read_text()
+    assert "recv 40b from 0 tag 7" in text and "recv 80b from 0 tag 4" in text

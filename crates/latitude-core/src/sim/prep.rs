@@ -32,6 +32,9 @@ pub(crate) struct SimOp {
     pub kind: Kind,
 }
 
+// The event loop reads one SimOp per event: keep it at half a cache line.
+const _: () = assert!(std::mem::size_of::<SimOp>() == 32);
+
 pub struct SimGraph {
     /// Ops by program index, plus a sentinel whose `off` ends the last op's successors.
     pub(crate) ops: Vec<SimOp>,
