@@ -182,3 +182,43 @@ def test_wildcard_irecv_takes_source_and_tag_from_its_completion(tmp_path):
     g.write_goal(str(goal))
     text = goal.read_text()
     assert "recv 40b from 0 tag 7" in text and "recv 80b from 0 tag 4" in text
+
+
+def test_vector_collectives(tmp_path):
+    """Alltoallv, Allgatherv and Reduce_scatter over 2 ranks (DUMPI_INT, 4 bytes): rank r
+    sends r+1 ints to the other rank in the alltoallv, contributes r+1 ints to the
+    allgatherv and gets r+1 ints of the reduce-scatter."""
+    for r in range(2):
+        w = Writer(str(tmp_path / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        world = u16(F.COMM_WORLD)
+        sends = [1, 1] if r == 0 else [2, 2]
+        # dumpi_write_alltoallv: commsize, sendcounts, senddispls, sendtype, recvcounts,
+        # recvdispls, recvtype, comm
+        w.record(
+            "Alltoallv",
+            2 * US,
+            3 * US,
+            u32(2) + arr(sends) + arr([0, 1]) + u16(9) + arr([1, 2]) + arr([0, 1]) + u16(9) + world,
+        )
+        # dumpi_write_allgatherv: commsize, sendcount, sendtype, recvcounts, displs, recvtype, comm
+        w.record(
+            "Allgatherv", 4 * US, 5 * US, u32(2) + u32(r + 1) + u16(9) + arr([1, 2]) + arr([0, 1]) + u16(9) + world
+        )
+        # dumpi_write_reduce_scatter: commsize, recvcounts, datatype, op, comm
+        w.record("Reduce_scatter", 6 * US, 7 * US, u32(2) + arr([1, 2]) + u16(9) + bytes([3]) + world)
+        w.record("Finalize", 8 * US, 9 * US)
+        w.close(r)
+    g = Graph.from_trace(write_meta(str(tmp_path / "run"), 2), progress=False)
+    assert set(g.report.stats["collectives"]) == {"alltoallv linear", "allgatherv recdoub", "reduce_scatter rechalving"}
+    # each exchanges 4 bytes one way and 8 the other: alltoallv rank 0's 1 int for rank 1 and
+    # rank 1's 2 ints for rank 0, allgatherv each rank's block, reduce-scatter the other's part
+    assert (g.info["messages"], g.info["bytes"]) == (6, 3 * (4 + 8))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for r in range(2):
+        w = Writer(str(bad / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        w.record("Reduce_scatter", 6 * US, 7 * US, u32(3) + arr([1, 2, 3]) + u16(9) + bytes([3]) + u16(F.COMM_WORLD))
+        w.close(r)
+    one_line(run_cli("predict", write_meta(str(bad / "run"), 2), check=False), "count arrays of [3] entries")

@@ -9,14 +9,14 @@ same call and the graph follows the same rules:
 | Send, Bsend, Ssend, Rsend, Recv, Sendrecv       | the same call; a wildcard receive gets the source and tag of its status |
 | Isend, Ibsend, Issend, Irsend, Irecv            | the same call; a request (a wildcard Irecv waits for its completion's status) |
 | Wait, Waitall, Waitany, Waitsome, Test, Testall, Testany, Testsome | the same call; `#@ done` lists the requests it completed |
-| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter | the collective on MPI_COMM_WORLD (or MPI_COMM_SELF) |
+| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter, Allgatherv, Alltoallv, Reduce_scatter | the collective on MPI_COMM_WORLD (or MPI_COMM_SELF) |
 | Init, Finalize                                  | the same call                                      |
 | Comm_rank, Comm_size, Get_count, Wtime, Wtick, Dims_create, Type_contiguous, Type_vector, Type_commit, Type_free, Request_free, function entry/exit | nothing: their time is computation |
 
 Computation is the time between calls (wall clock, else the CPU clock), as for every trace.
 Refused with one line naming the file, record and byte offset: any other call (DUMPI
 records carry no length, so a record whose layout is not known cannot be skipped — among
-them communicator creation, v-collectives, persistent requests, probes, one-sided and file
+them communicator creation, Gatherv and Scatterv, persistent requests, probes, one-sided and file
 I/O calls), communicators other than MPI_COMM_WORLD / MPI_COMM_SELF (DUMPI does not record
 their members), calls from a second thread, and files that are truncated or not DUMPI.
 """
@@ -43,6 +43,7 @@ from latitude.formats.trace_writer import (
 )
 
 COLLECTIVES = {
+    *("Allgatherv", "Alltoallv", "Reduce_scatter"),
     "Barrier",
     "Bcast",
     "Reduce",
@@ -511,6 +512,8 @@ class RankCalls:
         elif name in ("Allgather", "Alltoall"):
             comm, size = self.comm(a[4])
             args = Coll(self.nbytes(a[0], a[1]))
+        elif name in ("Allgatherv", "Alltoallv", "Reduce_scatter"):
+            comm, size, args = self.vector(name, a)
         elif name == "Bcast":
             comm, size = self.comm(a[3])
             args = Coll(self.nbytes(a[0], a[1]), self.peer(a[2], size, "root"))
@@ -521,6 +524,19 @@ class RankCalls:
             comm, size = self.comm(a[3])
             args = Coll(self.nbytes(a[0], a[1]))
         self.add(mpi, t0, t1, collective_fields(mpi, args, comm, False))
+
+    def vector(self, name: str, a: list) -> tuple[str, int, Coll]:
+        """The v-collectives: per-rank byte counts from the count arrays."""
+        comm, size = self.comm(a[-1])
+        arrays = {"Allgatherv": (a[3],), "Alltoallv": (a[1], a[4]), "Reduce_scatter": (a[1],)}[name]
+        if any(len(x) != size for x in arrays):
+            self.fail(f"count arrays of {[len(x) for x in arrays]} entries in a communicator of {size} ranks")
+        if name == "Allgatherv":
+            return comm, size, Coll(self.nbytes(a[1], a[2]), counts=[self.nbytes(c, a[5]) for c in a[3]])
+        if name == "Alltoallv":
+            sent = [self.nbytes(c, a[3]) for c in a[1]]
+            return comm, size, Coll(counts=sent, rcounts=[self.nbytes(c, a[6]) for c in a[4]])
+        return comm, size, Coll(counts=[self.nbytes(c, a[2]) for c in a[1]])
 
     def close(self) -> None:
         for rec in list(self.reqs.values()):

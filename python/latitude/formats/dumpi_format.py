@@ -127,6 +127,9 @@ LAYOUTS = {
     "Allreduce": "i d o c",
     "Scan": "i d o c",
     "Exscan": "i d o c",
+    "Allgatherv": "i i d a a d c",  # commsize sendcount sendtype recvcounts displs recvtype comm
+    "Alltoallv": "i a a d a a d c",  # commsize sendcounts senddispls sendtype recvcounts recvdispls recvtype comm
+    "Reduce_scatter": "i a d o c",  # commsize recvcounts datatype op comm
     "Dims_create": "i i a a",  # nodes, ndim, dims in, dims out
     "Type_contiguous": "i d d",
     "Type_vector": "i i i d d",  # count, blocklength, stride, oldtype, newtype
