@@ -119,26 +119,25 @@ def test_damaged_rank_file_is_one_line(tmp_path, cut, want):
 
 
 def test_truncated_record_names_it(tmp_path):
-    # a Send whose communicator is missing: the stream ends inside the record
-    meta = ping(tmp_path, [("Send", 6 * US, 7 * US, send(100, 1, 3)[:-2])])
-    proc = run_cli("predict", meta, check=False)
-    one_line(proc, "run-0000.bin", "truncated", "record 1 (MPI_Send)")
+    meta = ping(tmp_path)
+    w = Writer(str(tmp_path / "run-0000.bin"))
+    w.record("Init", 0, 1 * US, u32(0))
+    w.record("Send", 6 * US, 7 * US, send(100, 1, 3)[:-4])  # the stream ends inside the record
+    w.close(0)
+    one_line(run_cli("predict", meta, check=False), "run-0000.bin", "truncated", "record 1 (MPI_Send)")
 
 
 @pytest.mark.parametrize(
     "body,want",
     [
-        # dumpi_write_comm_split: comm, color, key, newcomm -- not mapped, so not skippable
-        (
-            [("Comm_split", 6 * US, 7 * US, u16(2) + u32(0) + u32(0) + u16(4))],
-            "record 1 (MPI_Comm_split): not supported",
-        ),
+        # dumpi_write_comm_create: comm, group, newcomm -- not mapped, so not skippable
+        ([("Comm_create", 6 * US, 7 * US, u16(2) + u16(3) + u16(4))], "record 1 (MPI_Comm_create): not supported"),
         ([("Send", 6 * US, 7 * US, send(100, 1, 3, comm=5))], "communicator 5 is not MPI_COMM_WORLD"),
         ([("Send", 6 * US, 7 * US, send(100, 7, 3))], "destination 7 in a communicator of 2 ranks"),
         ([("Send", 6 * US, 7 * US, send(100, 1, 3, dtype=999))], "datatype 999 has no size"),
         ([(F.ALL_FUNCTIONS - 1, 6 * US, 7 * US, b"")], "record 1 (DUMPIO_Testsome): not supported"),
     ],
-    ids=["comm-split", "subcomm", "peer", "datatype", "label"],
+    ids=["comm-create", "subcomm", "peer", "datatype", "label"],
 )
 def test_unmapped_records_are_one_line(tmp_path, body, want):
     one_line(run_cli("predict", ping(tmp_path, body), check=False), "run-0000.bin", want)
@@ -222,3 +221,41 @@ def test_vector_collectives(tmp_path):
         w.record("Reduce_scatter", 6 * US, 7 * US, u32(3) + arr([1, 2, 3]) + u16(9) + bytes([3]) + u16(F.COMM_WORLD))
         w.close(r)
     one_line(run_cli("predict", write_meta(str(bad / "run"), 2), check=False), "count arrays of [3] entries")
+
+
+def test_split_and_dup_communicators(tmp_path):
+    """4 ranks split MPI_COMM_WORLD by parity with key -rank (so the even communicator is
+    world ranks 2, 0), dup the result and free the split: rank 2 (rank 0 of its half) sends
+    to rank 1 of the dup (world rank 0), and each half allreduces."""
+    for r in range(4):
+        w = Writer(str(tmp_path / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        # dumpi_write_comm_split: oldcomm, color, key, newcomm; _comm_dup: oldcomm, newcomm
+        w.record("Comm_split", 2 * US, 3 * US, u16(F.COMM_WORLD) + u32(r % 2) + u32(-r) + u16(5))
+        w.record("Comm_dup", 3 * US, 4 * US, u16(5) + u16(6))
+        w.record("Comm_free", 4 * US, 4 * US, u16(5))  # dumpi_write_comm_free: comm
+        if r == 2:
+            w.record("Send", 5 * US, 6 * US, send(8, 1, 9, comm=6))
+        if r == 0:
+            w.record("Recv", 5 * US, 7 * US, recv(8, 0, 9, comm=6))
+        w.record("Allreduce", 8 * US, 9 * US, u32(2) + u16(9) + bytes([3]) + u16(6))
+        w.record("Finalize", 10 * US, 11 * US)
+        w.close(r)
+    g = Graph.from_trace(write_meta(str(tmp_path / "run"), 4), progress=False)
+    goal = tmp_path / "g.goal"
+    g.write_goal(str(goal))
+    ranks = re.split(r"\nrank (\d+) \{", goal.read_text())
+    text = {int(ranks[i]): ranks[i + 1] for i in range(1, len(ranks), 2)}
+    assert "send 32b to 0 tag " in text[2] and "recv 32b from 2 tag " in text[0]  # tags carry the communicator
+    # each half's 2-rank allreduce exchanges within the half only
+    assert re.findall(r"send 8b to (\d+)", text[1]) == ["3"] and re.findall(r"send 8b to (\d+)", text[0]) == ["2"]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for r in range(2):
+        w = Writer(str(bad / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        w.record("Comm_dup", 3 * US, 4 * US, u16(7) + u16(8))  # from a handle nothing made
+        w.close(r)
+    one_line(
+        run_cli("predict", write_meta(str(bad / "run"), 2), check=False), "record 1 (MPI_Comm_dup)", "communicator 7"
+    )

@@ -9,16 +9,17 @@ same call and the graph follows the same rules:
 | Send, Bsend, Ssend, Rsend, Recv, Sendrecv       | the same call; a wildcard receive gets the source and tag of its status |
 | Isend, Ibsend, Issend, Irsend, Irecv            | the same call; a request (a wildcard Irecv waits for its completion's status) |
 | Wait, Waitall, Waitany, Waitsome, Test, Testall, Testany, Testsome | the same call; `#@ done` lists the requests it completed |
-| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter, Allgatherv, Alltoallv, Reduce_scatter | the collective on MPI_COMM_WORLD (or MPI_COMM_SELF) |
+| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter, Allgatherv, Alltoallv, Reduce_scatter | the collective on its communicator |
 | Init, Finalize                                  | the same call                                      |
+| Comm_split, Comm_dup, Comm_free                 | the communicator a handle stands for (members from every rank's records, dumpi_comms) |
 | Comm_rank, Comm_size, Get_count, Wtime, Wtick, Dims_create, Type_contiguous, Type_vector, Type_commit, Type_free, Request_free, function entry/exit | nothing: their time is computation |
 
 Computation is the time between calls (wall clock, else the CPU clock), as for every trace.
 Refused with one line naming the file, record and byte offset: any other call (DUMPI
 records carry no length, so a record whose layout is not known cannot be skipped — among
-them communicator creation, Gatherv and Scatterv, persistent requests, probes, one-sided and file
-I/O calls), communicators other than MPI_COMM_WORLD / MPI_COMM_SELF (DUMPI does not record
-their members), calls from a second thread, and files that are truncated or not DUMPI.
+them Comm_create and the Cart/Graph/group calls, Gatherv and Scatterv, persistent
+requests, probes, one-sided and file I/O calls), a communicator no record read made, calls
+from a second thread, and files that are truncated or not DUMPI.
 """
 
 from __future__ import annotations
@@ -30,15 +31,14 @@ from collections import Counter
 
 from latitude.errors import InputError
 from latitude.formats import dumpi_format as F
+from latitude.formats.dumpi_comms import WORLD, Comms
 from latitude.formats.trace_writer import (
     COMPLETIONS,
     Coll,
-    Conversion,
     RankFile,
     Rec,
     collective_fields,
     p2p_fields,
-    rank_path,
     sendrecv_fields,
 )
 
@@ -255,8 +255,11 @@ class RankDumpi:
 class RankCalls:
     """One rank file's records turned into records of our trace format."""
 
-    def __init__(self, dumpi: RankDumpi, rank: int, ranks: int, out: RankFile, notes: Counter):
-        self.d, self.rank, self.ranks, self.out, self.notes = dumpi, rank, ranks, out, notes
+    def __init__(self, dumpi: RankDumpi, rank: int, comms: Comms, out: RankFile | None, notes: Counter):
+        self.d, self.rank, self.ranks, self.out, self.notes = dumpi, rank, comms.ranks, out, notes
+        self.comms = comms
+        self.handles = {F.COMM_WORLD: WORLD, F.COMM_SELF: ("self", rank)}  # DUMPI handle -> communicator
+        self.made: Counter = Counter()  # communicators created from each parent so far
         self.reqs: dict[int, Rec] = {}
         self.pending: dict[int, tuple] = {}  # wildcard Irecv request -> (rec, nbytes, comm arg)
         self.clock = 0  # which clock: TIME_WALL or TIME_CPU, from the first record
@@ -390,13 +393,33 @@ class RankCalls:
 
     def comm(self, c: int) -> tuple[str, int]:
         """The call-line communicator (handle,rank,size) and its size."""
-        if c == F.COMM_WORLD:
-            return f"{F.COMM_WORLD},{self.rank},{self.ranks}", self.ranks
-        if c == F.COMM_SELF:
-            return f"{F.COMM_SELF},0,1", 1
-        self.fail(
-            f"communicator {c} is not MPI_COMM_WORLD or MPI_COMM_SELF; DUMPI does not record the members of other communicators"
-        )
+        gid = self.handles.get(c)
+        if gid is None:
+            self.fail(
+                f"communicator {c} is not MPI_COMM_WORLD, MPI_COMM_SELF or one made by a Comm_split or Comm_dup record"
+            )
+        members = self.comms.members(gid)
+        return f"{self.comms.handle(gid)},{members.index(self.rank)},{len(members)}", len(members)
+
+    def comm_event(self, name: str, a: list) -> None:
+        """Comm_split / Comm_dup / Comm_free: the communicator a handle stands for from now on
+        (the k-th creation from a parent is the same call on every member, dumpi_comms)."""
+        if name == "Comm_free":
+            self.handles.pop(a[0], None)
+            return
+        parent = self.handles.get(a[0])
+        if parent is None:
+            self.fail(f"communicator {a[0]} is not one Latitude knows (made by a record it does not read?)")
+        k = self.made[parent]
+        self.made[parent] += 1
+        color, key = (a[1], a[2]) if name == "Comm_split" else (0, 0)
+        if a[-1] != F.COMM_NULL:  # MPI_UNDEFINED colour: no new communicator on this rank
+            gid = (parent, k, color)
+            self.handles[a[-1]] = gid
+            self.created(gid, parent, key)
+
+    def created(self, gid: tuple, parent: tuple, key: int) -> None:
+        """Conversion: the first pass (`dumpi_run`) collected every communicator already."""
 
     def nbytes(self, count: int, dtype: int) -> int:
         if count < 0:
@@ -414,6 +437,9 @@ class RankCalls:
     def call(self, name: str, a: list, t0: int, t1: int) -> None:
         if self.final:
             self.notes["calls after MPI_Finalize ignored"] += 1
+            return
+        if name in ("Comm_split", "Comm_dup", "Comm_free"):
+            self.comm_event(name, a)
             return
         if name in LOCAL or name == "Request_free":
             if name == "Request_free":
@@ -560,38 +586,3 @@ COMPLETIONS_OF = {
     "Waitsome": lambda a: ([a[1][i] for i in a[3] if 0 <= i < len(a[1])], a[4], True),
     "Testsome": lambda a: ([a[1][i] for i in a[3] if 0 <= i < len(a[1])], a[4], True),
 }
-
-
-# -- the run ------------------------------------------------------------------------------------
-
-
-def convert(meta: str, outdir: str, progress=None) -> Conversion:
-    """Convert the DUMPI run described by `meta` into rank files in `outdir`."""
-    ranks, files = read_meta(meta)
-    conv = Conversion(f"DUMPI trace {os.path.basename(meta)}", meta, lambda origin, rank: _place(files, origin, rank))
-    conv.ranks = ranks
-    notes: Counter = Counter()
-    start, total = [], 0
-    for p in files:
-        start.append(total)
-        total += os.path.getsize(p) if os.path.isfile(p) else 0
-    header = [(F.COMM_WORLD, 0, list(range(ranks)), None), (F.COMM_SELF, 0, None, None)]
-    for rank, path in enumerate(files):
-        if not os.path.isfile(path):
-            raise InputError(meta, f"rank {rank}'s trace file {os.path.basename(path)} is missing")
-        d = RankDumpi(path)
-        try:
-            comms = [(h, s, w if w is not None else [rank], r) for h, s, w, r in header]
-            out = RankFile(rank_path(outdir, rank), rank, ranks, comms, conv.source)
-            advance = (lambda off, b=start[rank]: progress(b + off, total)) if progress else None
-            conv.events += RankCalls(d, rank, ranks, out, notes).run(advance)
-        finally:
-            d.close()
-    conv.notes = [f"{what} ({n}x)" if n > 1 else what for what, n in sorted(notes.items())]
-    return conv
-
-
-def _place(files: list[str], origin: str, rank: int) -> tuple[str, str]:
-    call, offset, name = origin.split(" ", 2)
-    path = files[rank] if 0 <= rank < len(files) else files[0]
-    return path, f"byte {offset}: record {call} ({name})"

@@ -86,7 +86,7 @@ TIME_CPU, TIME_WALL, THREADID, PERFINFO = 1 << 2, 1 << 3, 1 << 6, 1 << 7
 # Special values (dumpi/common/constants.h).
 ANY_SOURCE = ANY_TAG = -1
 ROOT = -2
-COMM_NULL, COMM_WORLD, COMM_SELF = 1, 2, 3
+COMM_NULL, COMM_WORLD, COMM_SELF, FIRST_USER_COMM = 1, 2, 3, 4
 REQUEST_NULL = 1
 BYTE = 5  # DUMPI_BYTE
 FIRST_USER_DATATYPE = 28
@@ -135,6 +135,9 @@ LAYOUTS = {
     "Type_vector": "i i i d d",  # count, blocklength, stride, oldtype, newtype
     "Type_commit": "d",
     "Type_free": "d",
+    "Comm_dup": "c c",  # oldcomm newcomm
+    "Comm_split": "c i i c",  # oldcomm color key newcomm
+    "Comm_free": "c",
     "Comm_size": "c i",
     "Comm_rank": "c i",
     "Get_count": "s d i",

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 
 from latitude.errors import InputError
-from latitude.formats import dumpi
+from latitude.formats import dumpi, dumpi_run
 from latitude.formats.otf2_archive import convert
 from latitude.formats.trace_writer import origin_of_line
 from latitude.progress import progress as bar
@@ -75,7 +75,7 @@ def _convert(path: str, fmt: str, out: str, progress: bool):
     if fmt == DUMPI:
         meta = dumpi.meta_for(path)
         with bar(f"reading {os.path.basename(meta)}") as update:
-            return dumpi.convert(meta, out, update if progress else None)
+            return dumpi_run.convert(meta, out, update if progress else None)
     anchor = otf2_anchor(path)
     with bar(f"reading {os.path.basename(anchor)}") as update:
         return convert(anchor, out, update if progress else None)
