@@ -62,6 +62,8 @@ LOCAL = {
 SENDS = {"Send", "Bsend", "Ssend", "Rsend"}
 ISENDS = {"Isend", "Ibsend", "Issend", "Irsend"}
 _U16, _U32, _U64 = struct.Struct(">H"), struct.Struct(">I"), struct.Struct(">Q")
+_TIMES = struct.Struct(">HIHI")
+_STATUS, _STATUS_OLD = struct.Struct(">IIBBI"), struct.Struct(">IIBB")  # bytes source cancelled error [tag]
 CHUNK = 1 << 20
 
 
@@ -187,6 +189,7 @@ class RankDumpi:
         self.header, self.body = index["header"], index["body"]
         self.version = self._version()
         self.sizes = self._sizes(index.get("sizes", 0))
+        self.counts = self._counts(index.get("footer", 0))
 
     def fail(self, offset: int, what: str):
         self.close()
@@ -214,6 +217,8 @@ class RankDumpi:
                 extra = words[lead + 1 : 4]  # sizelbl, addrlbl, perflbl (newest first)
                 header, body = words[4], words[5]
                 out = {"header": header, "body": body}
+                if words[6]:
+                    out["footer"] = words[6]
                 if len(extra) == 3:
                     out["sizes"] = extra[0]
                 for name, off in out.items():
@@ -240,6 +245,22 @@ class RankDumpi:
         if 4 * n > self.size - offset:
             self.fail(offset, f"truncated: the datatype size table claims {n} entries")
         return list(struct.unpack(f">{n}I", self._at(offset + 4, 4 * n)))
+
+    def _counts(self, offset: int) -> list[int] | None:
+        """Calls per function label from the footer (io.c dumpi_write_footer: foot magic,
+        then a u32 count per label up to ALL_FUNCTIONS), or None without one."""
+        n = F.ALL_FUNCTIONS + 1
+        if not offset or offset + 8 + 4 * n > self.size:
+            return None
+        raw = self._at(offset, 8 + 4 * n)
+        if struct.unpack(">Q", raw[:8])[0] != F.FOOT_MAGIC:
+            return None
+        return list(struct.unpack(f">{n}I", raw[8:]))
+
+    def makes_comms(self) -> bool:
+        """Whether the file may hold communicator creations (True without a footer)."""
+        c = self.counts
+        return c is None or c[F.LABEL["Comm_split"]] + c[F.LABEL["Comm_dup"]] > 0
 
     def has_version(self, a: int, b: int, c: int) -> bool:
         return self.version >= (a, b, c)
@@ -274,17 +295,17 @@ class RankCalls:
         self.d.fail(self.at, f"record {self.calls} ({self.name}): {what}")
 
     def times(self, s: Stream, mask: int) -> tuple[int, int]:
-        got = {}
+        if not self.clock:
+            self.clock = F.TIME_WALL if mask & F.TIME_WALL else F.TIME_CPU if mask & F.TIME_CPU else -1
+        got = None
         for bit, k in ((F.TIME_CPU, 0), (F.TIME_WALL, 1)):
             if mask & bit:
-                t = [(s.u16(), s.u32()) for _ in range(2)]
-                got[bit] = [self.ns(k, sec, nsec) for sec, nsec in t]
-        if not self.clock:
-            self.clock = F.TIME_WALL if F.TIME_WALL in got else F.TIME_CPU if F.TIME_CPU in got else -1
-        if self.clock not in got:
+                a, b, c, d = _TIMES.unpack(s.take(12))  # start sec, nsec, stop sec, nsec
+                if bit == self.clock:
+                    got = self.ns(k, a, b), self.ns(k, c, d)
+        if got is None:
             self.fail("no timestamps (the trace was written without the wall and CPU clocks)")
-        t0, t1 = got[self.clock]
-        return t0, max(t0, t1)
+        return got[0], max(got)
 
     def ns(self, k: int, sec: int, nsec: int) -> int:
         if sec + 32768 < self.last[k]:  # the 16-bit seconds wrapped around
@@ -301,12 +322,9 @@ class RankCalls:
         n = s.u32()
         if n > 1 << 24:
             raise Truncated
-        out = []
-        for _ in range(n):
-            nbytes, src, _cancelled, _error = s.u32(), _signed(s.u32()), s.u8(), s.u8()
-            tag = _signed(s.u32()) if self.d.has_version(0, 6, 3) else F.ANY_TAG
-            out.append((nbytes, src, tag))
-        return out
+        if self.d.has_version(0, 6, 3):
+            return [(b, _signed(src), _signed(tag)) for b, src, _, _, tag in _STATUS.iter_unpack(s.take(14 * n))]
+        return [(b, _signed(src), F.ANY_TAG) for b, src, _, _ in _STATUS_OLD.iter_unpack(s.take(10 * n))]
 
     def args(self, s: Stream, layout: str, mask: int) -> list:
         out: list = []

@@ -47,6 +47,8 @@ def convert(meta: str, outdir: str, progress=None) -> Conversion:
             raise InputError(meta, f"rank {rank}'s trace file {os.path.basename(path)} is missing")
         d = RankDumpi(path)
         try:
+            if not d.makes_comms():  # the footer's call counts: no Comm_split / Comm_dup here
+                continue
             advance = (lambda off, b=start[rank]: progress((b + off) // 2, total)) if progress else None
             ScanCalls(d, rank, comms, None, Counter()).run(advance)
         finally:
