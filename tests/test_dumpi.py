@@ -259,3 +259,25 @@ def test_split_and_dup_communicators(tmp_path):
     one_line(
         run_cli("predict", write_meta(str(bad / "run"), 2), check=False), "record 1 (MPI_Comm_dup)", "communicator 7"
     )
+
+
+def test_gatherv_and_scatterv(tmp_path):
+    """2 ranks, root 0: rank 1 gathers 2 ints (8 bytes) to the root, the root scatters 3 ints
+    (12 bytes) to rank 1; the counts arrays come at the root only."""
+    for r in range(2):
+        w = Writer(str(tmp_path / f"run-{r:04d}.bin"))
+        w.record("Init", 0, 1 * US, u32(0))
+        world = u16(F.COMM_WORLD)
+        at_root = r == 0
+        # dumpi_write_gatherv: commrank, commsize, sendcount, sendtype, root, comm,
+        # [recvcounts, displs at the root], recvtype
+        g = u32(r) + u32(2) + u32(r + 1) + u16(9) + u32(0) + world
+        w.record("Gatherv", 2 * US, 3 * US, g + (arr([1, 2]) + arr([0, 1]) if at_root else b"") + u16(9))
+        # dumpi_write_scatterv: commrank, commsize, sendtype, recvcount, recvtype, root, comm,
+        # [sendcounts, displs at the root]
+        sv = u32(r) + u32(2) + u16(9) + u32(1 if at_root else 3) + u16(9) + u32(0) + world
+        w.record("Scatterv", 4 * US, 5 * US, sv + (arr([1, 3]) + arr([0, 1]) if at_root else b""))
+        w.record("Finalize", 8 * US, 9 * US)
+        w.close(r)
+    g = Graph.from_trace(write_meta(str(tmp_path / "run"), 2), progress=False)
+    assert (g.info["messages"], g.info["bytes"]) == (2, 8 + 12)

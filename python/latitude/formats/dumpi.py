@@ -9,7 +9,7 @@ same call and the graph follows the same rules:
 | Send, Bsend, Ssend, Rsend, Recv, Sendrecv       | the same call; a wildcard receive gets the source and tag of its status |
 | Isend, Ibsend, Issend, Irsend, Irecv            | the same call; a request (a wildcard Irecv waits for its completion's status) |
 | Wait, Waitall, Waitany, Waitsome, Test, Testall, Testany, Testsome | the same call; `#@ done` lists the requests it completed |
-| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter, Allgatherv, Alltoallv, Reduce_scatter | the collective on its communicator |
+| Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Allgather, Alltoall, Gather, Scatter, Allgatherv, Alltoallv, Reduce_scatter, Gatherv, Scatterv | the collective on its communicator |
 | Init, Finalize                                  | the same call                                      |
 | Comm_split, Comm_dup, Comm_free                 | the communicator a handle stands for (members from every rank's records, dumpi_comms) |
 | Comm_rank, Comm_size, Get_count, Wtime, Wtick, Dims_create, Type_contiguous, Type_vector, Type_commit, Type_free, Request_free, function entry/exit | nothing: their time is computation |
@@ -17,21 +17,19 @@ same call and the graph follows the same rules:
 Computation is the time between calls (wall clock, else the CPU clock), as for every trace.
 Refused with one line naming the file, record and byte offset: any other call (DUMPI
 records carry no length, so a record whose layout is not known cannot be skipped — among
-them Comm_create and the Cart/Graph/group calls, Gatherv and Scatterv, persistent
+them Comm_create and the Cart/Graph/group calls, persistent
 requests, probes, one-sided and file I/O calls), a communicator no record read made, calls
 from a second thread, and files that are truncated or not DUMPI.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import struct
 from collections import Counter
 
-from latitude.errors import InputError
 from latitude.formats import dumpi_format as F
 from latitude.formats.dumpi_comms import WORLD, Comms
+from latitude.formats.dumpi_file import RankDumpi, Stream, Truncated, signed
 from latitude.formats.trace_writer import (
     COMPLETIONS,
     Coll,
@@ -43,7 +41,7 @@ from latitude.formats.trace_writer import (
 )
 
 COLLECTIVES = {
-    *("Allgatherv", "Alltoallv", "Reduce_scatter"),
+    *("Allgatherv", "Alltoallv", "Reduce_scatter", "Gatherv", "Scatterv"),
     "Barrier",
     "Bcast",
     "Reduce",
@@ -61,213 +59,8 @@ LOCAL = {
 }
 SENDS = {"Send", "Bsend", "Ssend", "Rsend"}
 ISENDS = {"Isend", "Ibsend", "Issend", "Irsend"}
-_U16, _U32, _U64 = struct.Struct(">H"), struct.Struct(">I"), struct.Struct(">Q")
 _TIMES = struct.Struct(">HIHI")
 _STATUS, _STATUS_OLD = struct.Struct(">IIBBI"), struct.Struct(">IIBB")  # bytes source cancelled error [tag]
-CHUNK = 1 << 20
-
-
-def _signed(v: int) -> int:
-    return v - (1 << 32) if v & 0x80000000 else v
-
-
-# -- the run: the .meta file and its rank files ----------------------------------------------
-
-
-def read_meta(path: str) -> tuple[int, list[str]]:
-    """(ranks, rank files) of the run described by a ``.meta`` file."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read(1 << 16).decode("utf-8", "replace")
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror}") from None
-    keys = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    procs = keys.get("numprocs", "").strip()
-    if not procs.isdigit() or int(procs) < 1:
-        raise InputError(path, "expected a DUMPI .meta file with numprocs=N (N >= 1)")
-    prefix = keys.get("fileprefix", "").strip() or os.path.basename(path)[: -len(".meta")]
-    base = os.path.join(os.path.dirname(path), os.path.basename(prefix))
-    n = int(procs)
-    last = f"{base}-{n - 1:04d}.bin"
-    if not os.path.isfile(last):  # before listing numprocs names: a wrong count is one line
-        raise InputError(path, f"rank {n - 1}'s trace file {os.path.basename(last)} is missing (numprocs={n})")
-    return n, [f"{base}-{r:04d}.bin" for r in range(n)]
-
-
-def meta_for(path: str) -> str | None:
-    """The ``.meta`` file of a DUMPI run given as the meta file, one rank's ``.bin`` file or
-    the directory holding one run."""
-    if os.path.isdir(path):
-        try:
-            metas = sorted(e.path for e in os.scandir(path) if e.name.endswith(".meta") and e.is_file())
-        except OSError:
-            return None
-        return metas[0] if len(metas) == 1 else None
-    if path.endswith(".meta") and os.path.isfile(path):
-        return path
-    m = re.match(r"(.*)-\d{4,}\.bin$", path)
-    if m and os.path.isfile(m.group(1) + ".meta") and _is_dumpi(path):
-        return m.group(1) + ".meta"
-    return None
-
-
-def _is_dumpi(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        return False
-    return len(head) == 8 and _U64.unpack(head)[0] == F.HEAD_MAGIC
-
-
-# -- one rank file ----------------------------------------------------------------------------
-
-
-class Truncated(Exception):
-    pass
-
-
-class Stream:
-    """Big-endian reads from a rank file, buffered, with the offset for messages."""
-
-    def __init__(self, f, start: int, end: int):
-        self.f, self.end = f, end
-        f.seek(start)
-        self.buf, self.pos, self.base = b"", 0, start
-
-    def offset(self) -> int:
-        return self.base + self.pos
-
-    def take(self, n: int) -> bytes:
-        if self.pos + n > len(self.buf):
-            rest = self.buf[self.pos :]
-            self.base += self.pos
-            want = max(CHUNK, n) - len(rest)
-            want = min(want, self.end - self.base - len(rest))
-            self.buf, self.pos = rest + (self.f.read(want) if want > 0 else b""), 0
-            if n > len(self.buf):
-                raise Truncated
-        b = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return b
-
-    def u8(self) -> int:
-        return self.take(1)[0]
-
-    def u16(self) -> int:
-        return _U16.unpack(self.take(2))[0]
-
-    def u32(self) -> int:
-        return _U32.unpack(self.take(4))[0]
-
-    def u64(self) -> int:
-        return _U64.unpack(self.take(8))[0]
-
-    def array(self, limit: int = 1 << 24) -> list[int]:
-        n = self.u32()
-        if n > limit or 4 * n > self.end - self.offset():
-            raise Truncated
-        return [_signed(v) for v in struct.unpack(f">{n}I", self.take(4 * n))]
-
-
-class RankDumpi:
-    """Layout of one rank file: version, datatype sizes and where the body starts."""
-
-    def __init__(self, path: str):
-        self.path = path
-        try:
-            self.f = open(path, "rb")  # noqa: SIM115 - closed by close()
-            size = os.fstat(self.f.fileno()).st_size
-        except OSError as err:
-            raise InputError(path, f"cannot read: {err.strerror}") from None
-        self.size = size
-        if not _is_dumpi(path):
-            self.fail(0, "not a DUMPI trace file (it does not start with DUMPI's magic number)")
-        if size < 8 + 8 + 64:
-            self.fail(size, "truncated: too short for a DUMPI trace and its index")
-        index = self._index()
-        self.header, self.body = index["header"], index["body"]
-        self.version = self._version()
-        self.sizes = self._sizes(index.get("sizes", 0))
-        self.counts = self._counts(index.get("footer", 0))
-
-    def fail(self, offset: int, what: str):
-        self.close()
-        raise InputError(self.path, f"byte {offset}: {what}")
-
-    def close(self):
-        try:
-            self.f.close()
-        except OSError:
-            pass
-
-    def _at(self, offset: int, n: int) -> bytes:
-        self.f.seek(offset)
-        b = self.f.read(n)
-        if len(b) < n:
-            self.fail(offset, "truncated: a section the index points to ends past the end of the file")
-        return b
-
-    def _index(self) -> dict:
-        """The index at the end (io.c dumpi_open_input_file): the magic, then up to three
-        offsets older files lack, then header, body, footer, keyval."""
-        words = struct.unpack(">8Q", self._at(self.size - 64, 64))
-        for lead in range(4):
-            if words[lead] == F.HEAD_MAGIC:
-                extra = words[lead + 1 : 4]  # sizelbl, addrlbl, perflbl (newest first)
-                header, body = words[4], words[5]
-                out = {"header": header, "body": body}
-                if words[6]:
-                    out["footer"] = words[6]
-                if len(extra) == 3:
-                    out["sizes"] = extra[0]
-                for name, off in out.items():
-                    if off >= self.size:
-                        self.fail(
-                            self.size - 64,
-                            f"truncated or damaged: the index gives the {name} at byte {off}, past the end",
-                        )
-                return out
-        self.fail(
-            self.size - 64, "truncated: the index at the end of the file does not start with DUMPI's magic number"
-        )
-
-    def _version(self) -> tuple[int, int, int]:
-        if not self.header:
-            return (0, 0, 0)
-        return tuple(self._at(self.header, 3))
-
-    def _sizes(self, offset: int) -> list[int]:
-        """Datatype sizes (io.c dumpi_write_datatype_sizes: u32 n, n × u32)."""
-        if not offset:
-            return []
-        (n,) = _U32.unpack(self._at(offset, 4))
-        if 4 * n > self.size - offset:
-            self.fail(offset, f"truncated: the datatype size table claims {n} entries")
-        return list(struct.unpack(f">{n}I", self._at(offset + 4, 4 * n)))
-
-    def _counts(self, offset: int) -> list[int] | None:
-        """Calls per function label from the footer (io.c dumpi_write_footer: foot magic,
-        then a u32 count per label up to ALL_FUNCTIONS), or None without one."""
-        n = F.ALL_FUNCTIONS + 1
-        if not offset or offset + 8 + 4 * n > self.size:
-            return None
-        raw = self._at(offset, 8 + 4 * n)
-        if struct.unpack(">Q", raw[:8])[0] != F.FOOT_MAGIC:
-            return None
-        return list(struct.unpack(f">{n}I", raw[8:]))
-
-    def makes_comms(self) -> bool:
-        """Whether the file may hold communicator creations (True without a footer)."""
-        c = self.counts
-        return c is None or c[F.LABEL["Comm_split"]] + c[F.LABEL["Comm_dup"]] > 0
-
-    def has_version(self, a: int, b: int, c: int) -> bool:
-        return self.version >= (a, b, c)
-
-    def stream(self) -> Stream:
-        # The stream's END_OF_STREAM label comes just before the header (dumpi_write_header).
-        return Stream(self.f, self.body, self.header if self.header > self.body else self.size - 64)
 
 
 # -- records -> Latitude records -------------------------------------------------------------
@@ -323,14 +116,14 @@ class RankCalls:
         if n > 1 << 24:
             raise Truncated
         if self.d.has_version(0, 6, 3):
-            return [(b, _signed(src), _signed(tag)) for b, src, _, _, tag in _STATUS.iter_unpack(s.take(14 * n))]
-        return [(b, _signed(src), F.ANY_TAG) for b, src, _, _ in _STATUS_OLD.iter_unpack(s.take(10 * n))]
+            return [(b, signed(src), signed(tag)) for b, src, _, _, tag in _STATUS.iter_unpack(s.take(14 * n))]
+        return [(b, signed(src), F.ANY_TAG) for b, src, _, _ in _STATUS_OLD.iter_unpack(s.take(10 * n))]
 
     def args(self, s: Stream, layout: str, mask: int) -> list:
         out: list = []
         for code in layout.split():
             if code in "ir":
-                out.append(_signed(s.u32()))
+                out.append(signed(s.u32()))
             elif code in "dc":
                 out.append(s.u16())
             elif code == "o":
@@ -381,6 +174,12 @@ class RankCalls:
             for _ in range(argc):
                 s.take(s.u32())
             self.start(t1)
+            return
+        if name in F.ROOTED_V:
+            before, root, at_root, after = F.ROOTED_V[name]
+            a = self.args(s, before, mask)
+            a += self.args(s, at_root, mask) if a[0] == a[root] else [[], []]
+            self.call(name, a + self.args(s, after, mask), t0, t1)
             return
         layout = F.record_layout(name) if name else None
         if layout is None:
@@ -558,6 +357,8 @@ class RankCalls:
             args = Coll(self.nbytes(a[0], a[1]))
         elif name in ("Allgatherv", "Alltoallv", "Reduce_scatter"):
             comm, size, args = self.vector(name, a)
+        elif name in ("Gatherv", "Scatterv"):
+            comm, size, args = self.rooted_vector(name, a)
         elif name == "Bcast":
             comm, size = self.comm(a[3])
             args = Coll(self.nbytes(a[0], a[1]), self.peer(a[2], size, "root"))
@@ -581,6 +382,21 @@ class RankCalls:
             sent = [self.nbytes(c, a[3]) for c in a[1]]
             return comm, size, Coll(counts=sent, rcounts=[self.nbytes(c, a[6]) for c in a[4]])
         return comm, size, Coll(counts=[self.nbytes(c, a[2]) for c in a[1]])
+
+    def rooted_vector(self, name: str, a: list) -> tuple[str, int, Coll]:
+        """Gatherv / Scatterv: this rank's block, and the per-rank counts at the root (zeros
+        elsewhere, as our tracer writes them)."""
+        comm, size = self.comm(a[5] if name == "Gatherv" else a[6])
+        root = self.peer(a[4] if name == "Gatherv" else a[5], size, "root")
+        counts = a[-3] if name == "Gatherv" else a[-2]
+        if a[0] == root and len(counts) != size:
+            self.fail(f"count arrays of {len(counts)} entries in a communicator of {size} ranks")
+        if name == "Gatherv":
+            mine, dtype = self.nbytes(a[2], a[3]), a[-1]
+        else:
+            mine, dtype = self.nbytes(a[3], a[4]), a[2]
+        per_rank = [self.nbytes(c, dtype) for c in counts] if a[0] == root else [0] * size
+        return comm, size, Coll(mine, root, counts=per_rank)
 
     def close(self) -> None:
         for rec in list(self.reqs.values()):

@@ -146,6 +146,14 @@ LAYOUTS = {
     "Finalize": "",
 }
 ROOTED_EXTRA = {"Gather": "i d", "Scatter": "i d"}
+# The v-variants' count arrays come at the root only, Gatherv's before a last field:
+# (fields before, the commrank and root positions in them, fields at the root, fields after).
+ROOTED_V = {
+    # dumpi_write_gatherv: commrank commsize sendcount sendtype root comm [recvcounts displs] recvtype
+    "Gatherv": ("i i i d i c", 4, "a a", "d"),
+    # dumpi_write_scatterv: commrank commsize sendtype recvcount recvtype root comm [sendcounts displs]
+    "Scatterv": ("i i d i d i c", 5, "a a", ""),
+}
 # Init: argc (u32; written twice before 0.6.2), then argc strings (u32 length, bytes).
 INIT = "Init"
 

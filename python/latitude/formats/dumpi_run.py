@@ -8,8 +8,9 @@ import os
 from collections import Counter
 
 from latitude.errors import InputError
-from latitude.formats.dumpi import RankCalls, RankDumpi, read_meta
+from latitude.formats.dumpi import RankCalls
 from latitude.formats.dumpi_comms import Comms
+from latitude.formats.dumpi_file import RankDumpi, read_meta
 from latitude.formats.trace_writer import Conversion, RankFile, rank_path
 
 

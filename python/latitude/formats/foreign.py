@@ -15,7 +15,7 @@ import shutil
 import tempfile
 
 from latitude.errors import InputError
-from latitude.formats import dumpi, dumpi_run
+from latitude.formats import dumpi_file, dumpi_run
 from latitude.formats.otf2_archive import convert
 from latitude.formats.trace_writer import origin_of_line
 from latitude.progress import progress as bar
@@ -52,7 +52,7 @@ def kind(path: str) -> str | None:
     """OTF2, DUMPI or None (Latitude's own format, or not a trace)."""
     if otf2_anchor(path):
         return OTF2
-    if dumpi.meta_for(path):
+    if dumpi_file.meta_for(path):
         return DUMPI
     return None
 
@@ -73,7 +73,7 @@ def converted(path: str, fmt: str, progress: bool = True):
 
 def _convert(path: str, fmt: str, out: str, progress: bool):
     if fmt == DUMPI:
-        meta = dumpi.meta_for(path)
+        meta = dumpi_file.meta_for(path)
         with bar(f"reading {os.path.basename(meta)}") as update:
             return dumpi_run.convert(meta, out, update if progress else None)
     anchor = otf2_anchor(path)
