@@ -104,6 +104,12 @@ def test_cpu_and_nic_indices_above_255(tmp_path, command):
     again = out.read_text()
     assert {int(c) for c in re.findall(r" cpu (\d+)", again)} == {300, 301, 302, 303, 304}
     assert min(int(n) for n in re.findall(r" nic (\d+)", again)) == 1000
+    # and so does the binary form (.lgraph: cpu and nic are 16-bit sections)
+    binary = tmp_path / "wide-cpus.lgraph"
+    graph.write_lgraph(str(binary))
+    assert runtime(command, str(binary)) == runtime(command, str(path))
+    mapped = Graph.from_lgraph(str(binary))
+    assert (mapped.info["max_cpu"], mapped.info["max_nic"]) == (304, 1000)
 
 
 def test_streams_on_one_wide_cpu_still_queue(tmp_path):

@@ -5,7 +5,7 @@ network, MPI stack and synchronization, per rank, per MPI function and overall
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_schedule_args, load_graph, schedule_options_from_args
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph, schedule_options_from_args
 
 
 def register(sub) -> None:
@@ -19,6 +19,7 @@ def register(sub) -> None:
     )
     p.add_argument("graph", help="GOAL file, job file, or a trace (directory or rank-0 file)")
     add_schedule_args(p)
+    add_cache_arg(p)
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, times in ns)")
     p.add_argument("--csv", metavar="F", help="write the per-rank, per-call and total rows as CSV")
