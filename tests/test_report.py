@@ -3,6 +3,7 @@ self-containment, and bad input as one line (the browser tests are test_report_b
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -23,7 +24,7 @@ def test_report_holds_the_numbers_and_nothing_external(tmp_path, examples, cli):
     for pct in ("1", "10"):
         m = tol.max(pct)
         assert ("unbounded" if m is None else fmt_time(m)) in html
-    assert html.count("<svg") == 2 and "<script" not in html and not re.search(r'(src|href)="(?!#)', html)
+    assert html.count("<svg") == 3 and "<script" not in html and not re.search(r'(src|href)="(?!#)', html)
     assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # a normal file, not mkstemp's private mode
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".latitude-")]
 
@@ -46,7 +47,27 @@ def test_report_compares_topologies(tmp_path, examples, cli):
         row = section[section.index(f'<td class="l">{name}</td>') :].split("</tr>")[0]
         assert fmt_time(pred.runtime_ns) in row and f"<td>{pred.lambda_['wire']:,}</td>" in row
         assert fmt_time(top) in row, row
-    assert html.count("<svg") == 3 and "Topology comparison" in section
+    assert html.count("<svg") == 4 and "Topology comparison" in section
+
+
+def test_report_shows_where_the_time_goes(tmp_path, cli):
+    """The decomposition section: totals over ranks as `decompose` computes them, and a trace's
+    MPI functions with their measured time."""
+    from conftest import ROOT
+
+    trace = os.path.join(ROOT, "tests", "data", "liballprof-bcast")
+    out = tmp_path / "r.html"
+    cli("report", trace, "-o", out, "-L", "2us")
+    html = out.read_text()
+    section = html[html.index('id="decomposition"') :]
+    section = section[: section.index("</section>")]
+    d = json.loads(cli("decompose", trace, "-L", "2us", "--json").stdout)
+    for key in ("compute_ns", "network_ns", "stack_ns", "sync_ns"):
+        assert f"<td>{fmt_time(d['total'][key])}</td>" in section, key
+    bcast = next(c for c in d["per_call"] if c["call"] == "MPI_Bcast")
+    row = section[section.index('<td class="l">MPI_Bcast</td>') :].split("</tr>")[0]
+    assert f"<td>{bcast['count']:,}</td>" in row and f"<td>{fmt_time(bcast['measured_ns'])}</td>" in row
+    assert "measured" in section and section.count("<svg") == 1
 
 
 @pytest.mark.parametrize(

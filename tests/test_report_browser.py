@@ -71,10 +71,10 @@ def test_report_renders_in_chromium(browser, tmp_path, examples, cli):
     browser.get(out.as_uri())
     assert browser.title == "Latitude report: halo2d-16.goal"
     ids = [s.get_attribute("id") for s in browser.find_elements(By.TAG_NAME, "section")]
-    assert ids == ["prediction", "critical-path", "tolerance", "sensitivity", "ranks", "map", "inputs"]
+    assert ids == ["prediction", "critical-path", "tolerance", "sensitivity", "ranks", "map", "decomposition", "inputs"]
     assert browser.find_element(By.ID, "runtime").text.startswith("T = ")
     figures = browser.find_elements(By.CSS_SELECTOR, "figure.plot svg")
-    assert len(figures) == 3  # runtime curve with zones, λ_L/ρ_L, the L × G map
+    assert len(figures) == 4  # runtime curve with zones, λ_L/ρ_L, the L × G map, the decomposition
     for svg in figures:
         assert svg.size["width"] > 300 and svg.size["height"] > 200 and svg.is_displayed()
     tol_rows = browser.find_elements(By.CSS_SELECTOR, "#tolerance table tr")
@@ -97,7 +97,16 @@ def test_topology_comparison_renders_in_chromium(browser, tmp_path, examples, cl
     cli("report", goal, "-o", out, "--machine", ft, "--compare", ft, "--compare", df, "--pct", "1,5")
     browser.get(out.as_uri())
     ids = [s.get_attribute("id") for s in browser.find_elements(By.TAG_NAME, "section")]
-    assert ids == ["prediction", "critical-path", "tolerance", "sensitivity", "ranks", "comparison", "inputs"]
+    assert ids == [
+        "prediction",
+        "critical-path",
+        "tolerance",
+        "sensitivity",
+        "ranks",
+        "comparison",
+        "decomposition",
+        "inputs",
+    ]
     rows = browser.find_elements(By.CSS_SELECTOR, "#comparison table tr")
     assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows[1:]] == ["fat-tree-k16", "dragonfly-g8"]
     assert [h.text for h in rows[0].find_elements(By.TAG_NAME, "th")][-2:] == [

@@ -1,11 +1,12 @@
 """`latitude report`: one self-contained HTML page (latitude.htmlpage) about one input at one
 parameter point: the prediction and its critical-path breakdown, the runtime-vs-ΔL curve with
 the 1 / 2 / 5 % zones and the critical latencies, λ_L and ρ_L along it, the per-rank table,
-the L × G tolerance map when asked, and the inputs with the exact command.
+the L × G tolerance map when asked, a topology comparison when asked, where the time goes
+(latitude.decomposition), and the inputs with the exact command.
 
 The page is a list of sections built by the functions in :data:`SECTIONS`, in order; each
 takes the :class:`Context` and returns a Section or None (nothing to show). A new analysis
-(the decomposition of the runtime, a topology comparison) is one more function in that list.
+is one more function in that list.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from latitude import htmlpage, plots
 from latitude.compare import plot as plot_comparison
+from latitude.decomposition import plot as decomposition_plot
 from latitude.htmlpage import Section, esc, figure, key_values, table
 from latitude.report import PATH_COMPONENTS, tolerance_rows
 from latitude.units import fmt_time
@@ -24,6 +26,10 @@ from latitude.units import fmt_time
 MAX_RANK_ROWS = 256
 # Critical latencies listed (the first ones after the baseline).
 MAX_BREAKPOINT_ROWS = 50
+# MPI functions listed in the decomposition (most MPI time first).
+MAX_CALL_ROWS = 30
+# Graphs above this size get no decomposition in the report (it holds ~76 bytes per operation).
+MAX_DECOMPOSE_VERTICES = 20_000_000
 
 
 @dataclass
@@ -190,8 +196,40 @@ def comparison_section(ctx: Context) -> Section | None:
 
 
 def decomposition_section(ctx: Context) -> Section | None:
-    """The runtime's decomposition (issue 20) will go here; nothing to show until it exists."""
-    return None
+    """Where the time goes: the decomposition (latitude.decomposition) of every rank's time."""
+    if ctx.graph.info["vertices"] > MAX_DECOMPOSE_VERTICES:
+        body = (
+            f"<p class='note'>Not computed for a graph this large (more than {MAX_DECOMPOSE_VERTICES:,} "
+            "operations: about 76 bytes per operation); run <code>latitude decompose</code>.</p>"
+        )
+        return Section("decomposition", "Where the time goes", body)
+    d = ctx.graph.decompose(ctx.params)
+    whole = sum(d.total.values())
+    parts = [
+        ("computation", "compute_ns"),
+        ("network", "network_ns"),
+        ("MPI stack", "stack_ns"),
+        ("synchronization", "sync_ns"),
+    ]
+    totals = [(name, fmt_time(d.total[key]), _pct(d.total[key], whole)) for name, key in parts]
+    measured = any("measured_ns" in c for c in d.per_call)
+    calls = sorted(d.per_call, key=lambda c: -(c["network_ns"] + c["stack_ns"] + c["sync_ns"]))[:MAX_CALL_ROWS]
+    rows = [
+        (c["call"], f"{c['count']:,}", fmt_time(c["network_ns"]), fmt_time(c["stack_ns"]), fmt_time(c["sync_ns"]))
+        + ((fmt_time(c["measured_ns"]) if c.get("measured_ns") is not None else "–",) if measured else ())
+        for c in calls
+    ]
+    headers = ["MPI function", "calls", "network", "stack", "sync"] + (["measured"] if measured else [])
+    body = (
+        "<p>Every rank's predicted time split into computation, network (latency and bandwidth terms), "
+        "the MPI software stack (o, O, protocol set-up) and synchronization (waiting for the partner); "
+        "each rank's parts sum to its finish time. Summed over ranks:</p>"
+        + table(["part", "time (all ranks)", "share"], totals)
+        + figure(decomposition_plot, d, caption="Each rank's time by part (stacked).")
+        + f"<p>Per MPI function ({'measured time beside the model' if measured else 'a GOAL or job graph: named by operation'}):</p>"
+        + table(headers, rows)
+    )
+    return Section("decomposition", "Where the time goes", body)
 
 
 def inputs_section(ctx: Context) -> Section:

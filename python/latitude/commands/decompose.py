@@ -5,7 +5,7 @@ network, MPI stack and synchronization, per rank, per MPI function and overall
 from __future__ import annotations
 
 from latitude.commands.model_args import add_model_args, params_from_args
-from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph, schedule_options_from_args
+from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
 def register(sub) -> None:
@@ -27,25 +27,13 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _load(args):
-    """The graph, and the measured calls per rank when the input is a trace."""
-    from latitude.api import sniff
-    from latitude.graph import Graph
-    from latitude.outputs import refuse_inputs
-
-    if sniff(args.graph).name != "trace":
-        return load_graph(args), None
-    refuse_inputs(args, args.graph)
-    graph = Graph.from_trace(args.graph, schedule_options_from_args(args), calls=True)
-    return graph, graph.report.stats["calls"]
-
-
 def run(args) -> int:
     from latitude import decomposition
     from latitude.report import print_json
 
     params = params_from_args(args)
-    graph, calls = _load(args)
+    graph = load_graph(args, calls=True)
+    calls = graph.report.stats.get("calls") if graph.report is not None else None
     d = graph.decompose(params)
     if args.csv:
         decomposition.write_csv(d, args.csv)

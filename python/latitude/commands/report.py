@@ -55,7 +55,7 @@ def run(args) -> int:
     pcts = parse_pcts(args.pct)
     params = params_from_args(args)
     rng = parse_range(args.range, "--range", parse_time) if args.range else curve_range
-    graph = load_graph(args)
+    graph = load_graph(args, calls=True)  # a trace keeps its MPI calls for the decomposition
     tmap = None
     if args.map:
         axes, ranges = parse_map(args.map, params)

@@ -65,21 +65,27 @@ def add_cache_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def load_graph(args: argparse.Namespace, name: str = "graph"):
+def load_graph(args: argparse.Namespace, name: str = "graph", calls: bool = False):
     """The command's input graph (`args.<name>`: .lgraph, GOAL, trace or job file) as its
     flags say: trace conversion, --seed and --max-ops of a job file, --cache of a GOAL file.
-    No output option may name the input (or, for a trace, one of its rank files)."""
-    from latitude.api import load  # heavy (the core): only when a command runs
+    `calls`: a trace's graph also keeps its measured MPI calls (`graph.report.stats["calls"]`,
+    for the decomposition). No output option may name the input (or, for a trace, one of its
+    rank files)."""
+    from latitude.api import load, sniff  # heavy (the core): only when a command runs
+    from latitude.graph import Graph
 
     path = getattr(args, name)
     refuse_inputs(args, path)
-    graph = load(
-        path,
-        schedule=schedule_options_from_args(args),
-        seed=getattr(args, "seed", 1),
-        max_ops=getattr(args, "max_ops", None),
-        cache=getattr(args, "cache", False),
-    )
+    if calls and sniff(path).name == "trace":
+        graph = Graph.from_trace(path, schedule_options_from_args(args), calls=True)
+    else:
+        graph = load(
+            path,
+            schedule=schedule_options_from_args(args),
+            seed=getattr(args, "seed", 1),
+            max_ops=getattr(args, "max_ops", None),
+            cache=getattr(args, "cache", False),
+        )
     refuse_inputs(args, path, trace_pattern(graph))
     return graph
 
