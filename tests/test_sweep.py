@@ -223,6 +223,76 @@ def test_machine_files_are_a_dimension(tmp_path, examples):
         assert r["T_ns"] == g.predict(base).runtime_ns and r["o"] == base.o
 
 
+def test_link_classes_are_parameters_of_the_sweep(tmp_path, examples, cli):
+    """A machine file's own parameters (the link class `wire` of a fat tree and a dragonfly)
+    sweep like L: a range in [params], one column each, rows equal to predict at those values."""
+    ft, df = (os.path.join(examples, "machines", f) for f in ("fat-tree-k16.toml", "dragonfly-g8.toml"))
+    spec = write_spec(
+        tmp_path,
+        'input = ["{examples}/halo2d-16.goal"]\nmachine = ["{ft}", "{df}"]\n[params]\nwire = "274ns:3500ns:3"\n',
+        examples=examples,
+        ft=ft,
+        df=df,
+    )
+    out = str(tmp_path / "r.parquet")
+    sweep.run(sweep.read_spec(spec), out, sweep.RunOptions(workers=1))
+    rows = read_table(out)
+    assert [r["wire"] for r in rows] == [274.0, 1887.0, 3500.0] * 2
+    g = latitude.load(os.path.join(examples, "halo2d-16.goal"), progress=False)
+    for r in rows:
+        want = g.predict(Params.from_machine(r["machine"]).with_values({"wire": r["wire"]}))
+        assert r["T_ns"] == want.runtime_ns and r["lambda_wire"] == want.lambda_["wire"] and not r["error"]
+    # a parameter some machine file lacks is one line at its key
+    (tmp_path / "flat.toml").write_text('L = "1us"\n')
+    bad = write_spec(
+        tmp_path,
+        'input = ["{examples}/halo2d-16.goal"]\nmachine = ["{ft}", "flat.toml"]\n[params]\nwire = "1ns"\n',
+        "bad.toml",
+        examples=examples,
+        ft=ft,
+    )
+    proc = cli("sweep", bad, "-o", tmp_path / "b.csv", check=False)
+    assert proc.returncode == 2 and f"{bad}:4" in proc.stderr and "unknown parameter 'wire'" in proc.stderr, proc.stderr
+
+
+def test_placements_are_a_dimension(tmp_path, examples, cli):
+    """block, round-robin and a map file on one machine file: each row is the prediction of the
+    same graph with its ranks placed so (a new binding, no reload), and the best one is not
+    block on the badly interleaved two-group job."""
+    machine = os.path.join(examples, "machines", "two-nodes.toml")
+    (tmp_path / "groups.map").write_text("0\n1\n0\n1\n0\n1\n0\n1\n")
+    spec = write_spec(
+        tmp_path,
+        'input = ["{examples}/two-groups-8.job"]\nmachine = ["{m}"]\nplacement = ["block", "round-robin", "groups.map"]\n'
+        '[params]\nL = ["2us", "4us"]\n',
+        examples=examples,
+        m=machine,
+    )
+    out = str(tmp_path / "r.csv")
+    sweep.run(sweep.read_spec(spec), out, sweep.RunOptions(workers=1))
+    rows = read_table(out)
+    assert [(os.path.basename(r["placement"]), r["L"]) for r in rows] == [
+        (p, L) for p in ("block", "round-robin", "groups.map") for L in (2000.0, 4000.0)
+    ]
+    g = latitude.load(os.path.join(examples, "two-groups-8.job"), progress=False)
+    base = Params.from_machine(machine)
+    maps = {"block": [0, 0, 0, 0, 1, 1, 1, 1], "round-robin": [0, 1] * 4, "groups.map": [0, 1] * 4}
+    for r in rows:
+        want = g.predict(base.with_placement(maps[os.path.basename(r["placement"])]).replace(L=r["L"])).runtime_ns
+        assert r["T_ns"] == want and not r["error"]
+    by = {(os.path.basename(r["placement"]), r["L"]): r["T_ns"] for r in rows}
+    assert by[("round-robin", 4000.0)] == by[("groups.map", 4000.0)] != by[("block", 4000.0)]
+    # placements need machine files with nodes; a bad map file is one line at spec time
+    for text, what in (
+        ('input = ["{examples}/two-groups-8.job"]\nplacement = ["block"]\n', "need machine files"),
+        ('input = ["{examples}/two-groups-8.job"]\nmachine = ["{m}"]\nplacement = ["bad.map"]\n', "bad.map:2"),
+    ):
+        (tmp_path / "bad.map").write_text("0\nx\n")
+        bad = write_spec(tmp_path, text, "bad.toml", examples=examples, m=machine)
+        proc = cli("sweep", bad, "-o", tmp_path / "b.csv", check=False)
+        assert proc.returncode == 2 and what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
 def test_inputs_are_relative_to_the_spec(tmp_path, examples, cli):
     shutil.copy(os.path.join(examples, "halo2d-16.goal"), tmp_path / "h.goal")
     (tmp_path / "sub").mkdir()

@@ -70,7 +70,7 @@ class Summary:
 
 
 def input_columns(spec: Spec) -> list:
-    return ["input", "kind", "seed", "coll", "machine"] + spec.param_names
+    return ["input", "kind", "seed", "coll", "machine", "placement"] + spec.param_names
 
 
 def point_key(point) -> tuple:
@@ -79,7 +79,7 @@ def point_key(point) -> tuple:
 
 def row_key(spec: Spec):
     """A row's point key (as Point.key builds it), for --resume."""
-    names = ["input", "seed", "coll", "machine"] + spec.param_names
+    names = ["input", "seed", "coll", "machine", "placement"] + spec.param_names
     return lambda row: tuple(row.get(n) for n in names)
 
 

@@ -119,6 +119,7 @@ def _row(point, results: dict) -> dict:
         "seed": source.seed,
         "coll": source.coll,
         "machine": point.machine,
+        "placement": point.placement,
     }
     row.update(point.values)
     row.update(results)

@@ -31,7 +31,7 @@ def label(dim: str, value) -> str:
     """A dimension's value as a person reads it."""
     if value is None:
         return "–"
-    if dim in ("input", "machine"):
+    if dim in ("input", "machine") or dim == "placement" and value not in ("block", "round-robin"):
         return os.path.basename(os.path.normpath(value))
     if dim in ("L", "o", "g"):
         return fmt_time(value)

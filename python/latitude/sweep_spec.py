@@ -5,6 +5,7 @@ sweep, read and checked here, and the cartesian product of those dimensions as p
     seed = [1, 2]                                    # job files only
     coll = ["default", "allreduce=ring"]             # traces and job files only
     machine = ["ib.toml", "slow.toml"]               # machine files (default: built-in values)
+    placement = ["block", "round-robin", "best.map"] # rank placements on each machine file
     [params]                                         # one value, a list, or a range per parameter
     L = "1us:10us:10"
     G = ["0.018ns", "50GB/s"]
@@ -13,7 +14,8 @@ sweep, read and checked here, and the cartesian product of those dimensions as p
     tolerance = ["L"]
 
 A point is one graph (input × seed × coll) priced at one parameter point (machine ×
-params). Dimensions that cannot change an input's graph collapse for it (a GOAL file has no
+placement × params); a placement is "block", "round-robin" or a map file (latitude.placement:
+a rank→node list, Open MPI rankfile or Slurm host list), and needs machine files with [nodes]. Dimensions that cannot change an input's graph collapse for it (a GOAL file has no
 seed and no collective choice), so no two points compute the same thing. Every dimension is
 a column of the output and a point's key is the tuple of those columns, which is how
 `--resume` recognises points already done.
@@ -21,6 +23,7 @@ a column of the output and a point's key is the tuple of those columns, which is
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -31,7 +34,9 @@ from dataclasses import dataclass, field
 
 from latitude.api import sniff
 from latitude.errors import InputError
+from latitude.machine import parse_value
 from latitude.params import PARAM_NAMES, Params
+from latitude.placement import read_map
 from latitude.units import parse_gap, parse_size, parse_time
 
 if sys.version_info >= (3, 11):
@@ -39,7 +44,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-TOP_KEYS = ("input", "seed", "coll", "machine", "params", "analysis")
+TOP_KEYS = ("input", "seed", "coll", "machine", "placement", "params", "analysis")
+PLACEMENT_KINDS = ("block", "round-robin")
 ANALYSIS_KEYS = ("pct", "tolerance")
 # Parameters a [params] table may sweep besides the five LogGPS values, and their parsers.
 OPTION_PARSERS = {
@@ -75,14 +81,19 @@ class Point:
     source: GraphSource
     machine: str | None
     values: tuple  # ((name, value), ...) in the order of Spec.param_names
+    placement: str | None = None  # "block", "round-robin" or a map file; None: the machine file's
 
     def key(self) -> tuple:
-        return self.source.key() + (self.machine,) + tuple(v for _, v in self.values)
+        return self.source.key() + (self.machine, self.placement) + tuple(v for _, v in self.values)
 
     def params(self) -> Params:
-        """The Params of this point: defaults, the machine file, then the swept values."""
-        base = machine_params(self.machine)
-        return base.replace(**dict(self.values))
+        """The Params of this point: defaults, the machine file, its placement, then the swept
+        values (a placement is a new binding of the same graph: no reload)."""
+        base = placed(machine_params(self.machine), self.placement)
+        fixed = {k: v for k, v in self.values if k in PARAM_NAMES or k in OPTION_PARSERS}
+        named = {k: v for k, v in self.values if k not in fixed}  # the machine's own: wire, intra.L, ...
+        out = base.replace(**fixed)
+        return out.with_values(named) if named else out
 
 
 @dataclass
@@ -95,11 +106,14 @@ class Spec:
     grid: dict  # parameter name -> list of values (parsed: ns, bytes, str, bool)
     pcts: list = field(default_factory=lambda: ["1", "2", "5"])
     tolerance: list = field(default_factory=lambda: ["L"])
+    placements: list = field(default_factory=lambda: [None])  # see Point.placement
 
     @property
     def param_names(self) -> list:
-        """Every parameter column, swept or not (so each row says its whole point)."""
-        return list(PARAM_NAMES) + list(OPTION_PARSERS)
+        """Every parameter column, swept or not (so each row says its whole point): the
+        LogGPS values and options, then the machine files' own parameters that are swept."""
+        fixed = list(PARAM_NAMES) + list(OPTION_PARSERS)
+        return fixed + [n for n in self.grid if n not in fixed]
 
     def points(self) -> list:
         """The cartesian product, graph by graph (points of one graph are contiguous)."""
@@ -109,8 +123,9 @@ class Spec:
             for machine in self.machines:
                 base = machine_params(machine).to_dict()
                 axes = [self.grid.get(n, [base[n]]) for n in names]
-                for combo in itertools.product(*axes):
-                    out.append(Point(source, machine, tuple(zip(names, combo))))
+                for placement in self.placements:
+                    for combo in itertools.product(*axes):
+                        out.append(Point(source, machine, tuple(zip(names, combo)), placement))
         return out
 
     def swept(self) -> list:
@@ -121,11 +136,27 @@ class Spec:
             ("seed", {s.seed for s in self.sources}),
             ("coll", {s.coll for s in self.sources}),
             ("machine", set(self.machines)),
+            ("placement", set(self.placements)),
         ):
             if len(values - {None}) > 1 or name == "input" and len(values) > 1:
                 dims.append(name)
         dims += [n for n, v in self.grid.items() if len(v) > 1]
         return dims
+
+
+def placed(params: Params, placement: str | None) -> Params:
+    """`params` with its machine's ranks placed as `placement` says (None: as the file says)."""
+    if placement is None:
+        return params
+    if placement in PLACEMENT_KINDS:
+        return params.replace(machine=dataclasses.replace(params.machine, placement=placement))
+    return params.with_placement(map_nodes(placement))
+
+
+@functools.lru_cache(maxsize=64)
+def map_nodes(path: str) -> tuple:
+    """The node of every rank in a map file (read once per process)."""
+    return tuple(read_map(path).nodes)
 
 
 @functools.lru_cache(maxsize=64)
@@ -187,13 +218,14 @@ class _Reader:
         seeds = [self.seed(s) for s in self.values(data, "seed", [1])]
         colls = self.strings(data, "coll") or ["default"]
         machines = [self.machine(p) for p in self.strings(data, "machine")] or [None]
+        placements = [self.placement(p, machines) for p in self.strings(data, "placement")] or [None]
         sources = []
         for path in inputs:
             kind = sniff(path).name
             for seed in seeds if kind in SEEDED else [None]:
                 for coll in colls if kind in COLL_KINDS else [None]:
                     sources.append(GraphSource(path, kind, seed, coll))
-        grid = self.grid(data.get("params", {}))
+        grid = self.grid(data.get("params", {}), machines)
         analysis = data.get("analysis", {})
         if not isinstance(analysis, dict):
             self.fail("analysis", "expected an [analysis] table")
@@ -205,7 +237,9 @@ class _Reader:
         for name in tol:
             if name not in ("L", "G"):
                 self.fail("tolerance", f"expected L or G, got {name!r}", "analysis")
-        return Spec(self.path, _unique(sources), _unique(machines), grid, _unique(pcts), _unique(tol))
+        return Spec(
+            self.path, _unique(sources), _unique(machines), grid, _unique(pcts), _unique(tol), _unique(placements)
+        )
 
     # -- values ---------------------------------------------------------------------------
 
@@ -238,6 +272,17 @@ class _Reader:
         machine_params(full)  # checked now, not once per point
         return full
 
+    def placement(self, p: str, machines: list) -> str:
+        """block, round-robin or a map file (checked now); every machine needs [nodes]."""
+        for m in machines:
+            if m is None or not machine_params(m).machine:
+                self.fail("placement", "placements need machine files with [nodes] (machine = [...]; docs/network.md)")
+        if p in PLACEMENT_KINDS:
+            return p
+        full = self.path_of("placement", p)
+        map_nodes(full)  # a bad map file is one line now, not once per point
+        return full
+
     def seed(self, s) -> int:
         if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s < 2**64:
             self.fail("seed", f"expected seeds in 0..2^64-1, got {s!r}")
@@ -253,15 +298,12 @@ class _Reader:
             self.fail("pct", err.what, "analysis")
         return text
 
-    def grid(self, table) -> dict:
+    def grid(self, table, machines: list) -> dict:
         if not isinstance(table, dict):
             self.fail("params", "expected a [params] table")
         grid = {}
         for name, value in table.items():
-            parse = VALUE_PARSERS.get(name) or OPTION_PARSERS.get(name)
-            if parse is None:
-                known = ", ".join(list(VALUE_PARSERS) + list(OPTION_PARSERS))
-                self.fail(name, f"unknown parameter {name!r} (expected one of {known})", "params")
+            parse = VALUE_PARSERS.get(name) or OPTION_PARSERS.get(name) or self.named_parser(name, machines)
             try:
                 values = self.axis(name, value, parse)
             except InputError as err:
@@ -269,11 +311,26 @@ class _Reader:
             grid[name] = _unique(values)
         return grid
 
+    def named_parser(self, name: str, machines: list):
+        """A machine file's own parameter (a link class such as `wire`, `intra.L`, a [params]
+        latency): every machine of the spec must have it."""
+        have = [set(machine_params(m).names) if m else set() for m in machines]
+        if all(name in h for h in have):
+            return lambda v, where: parse_value(name, v, where)
+        known = ", ".join(
+            list(VALUE_PARSERS) + list(OPTION_PARSERS) + sorted(set.intersection(*have) - set(PARAM_NAMES))
+        )
+        self.fail(
+            name,
+            f"unknown parameter {name!r} (expected one of {known}; a link class must be in every machine file)",
+            "params",
+        )
+
     def axis(self, name: str, value, parse) -> list:
         """One parameter's values: a scalar, a list, 'A:B:N' or {from, to, points, scale}."""
         if isinstance(value, dict):
             return _range(name, value, parse)
-        if isinstance(value, str) and value.count(":") == 2 and name in VALUE_PARSERS:
+        if isinstance(value, str) and value.count(":") == 2 and name not in OPTION_PARSERS:
             lo, hi, n = value.split(":")
             return _range(name, {"from": lo, "to": hi, "points": n}, parse)
         values = value if isinstance(value, list) else [value]
@@ -286,7 +343,7 @@ def _range(name: str, table: dict, parse) -> list:
     """N values from `from` to `to` inclusive, evenly spaced (scale = "linear", default) or
     geometrically (scale = "log")."""
     unknown = set(table) - {"from", "to", "points", "scale"}
-    if unknown or not {"from", "to", "points"} <= set(table) or name not in VALUE_PARSERS:
+    if unknown or not {"from", "to", "points"} <= set(table) or name in OPTION_PARSERS:
         raise InputError(name, 'expected a range "FROM:TO:POINTS" or {from, to, points, scale = "linear" | "log"}')
     lo, hi = parse(table["from"], name), parse(table["to"], name)
     try:

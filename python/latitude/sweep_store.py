@@ -23,7 +23,7 @@ from latitude.errors import InputError
 from latitude.outputs import atomic
 
 FORMATS = (".parquet", ".csv")
-STR_COLUMNS = ("input", "kind", "coll", "machine", "protocol", "error")
+STR_COLUMNS = ("input", "kind", "coll", "machine", "placement", "protocol", "error")
 INT_COLUMNS = ("seed", "S", "messages_on_path")
 BOOL_COLUMNS = ("nic_serialization",)
 
