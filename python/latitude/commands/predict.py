@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from latitude.commands.model_args import add_model_args, params_from_args
+from latitude.commands.model_args import add_model_args, add_posterior_args, params_from_args
 from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 
 
@@ -21,13 +21,7 @@ def register(sub) -> None:
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/json.md, times in ns)")
     p.add_argument("--path", type=int, default=0, metavar="N", help="also show the last N steps of the critical path")
-    p.add_argument(
-        "--posterior",
-        metavar="CSV",
-        help="posterior of latitude calibrate --bayes: also T's 95 %% credible interval, (L, o, G, O) drawn "
-        "from it (one engine pass per draw)",
-    )
-    p.add_argument("--draws", type=int, default=200, metavar="N", help="posterior draws (default 200)")
+    add_posterior_args(p, "T's 95 %% credible interval", "one engine pass per draw")
     p.set_defaults(func=run)
 
 

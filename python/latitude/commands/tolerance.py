@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from latitude.commands.model_args import add_model_args, params_from_args
+from latitude.commands.model_args import add_model_args, add_posterior_args, params_from_args
 from latitude.commands.schedule_args import add_cache_arg, add_schedule_args, load_graph
 from latitude.outputs import atomic, open_atomic
 
@@ -31,13 +31,7 @@ def register(sub) -> None:
     p.add_argument(
         "--baseline", metavar="VALUE", help="baseline of --param; default: its value (-L, -G, --set, machine)"
     )
-    p.add_argument(
-        "--posterior",
-        metavar="CSV",
-        help="posterior of latitude calibrate --bayes: also each tolerance's 95 %% credible interval, "
-        "(L, o, G, O) drawn from it (one analysis per draw)",
-    )
-    p.add_argument("--draws", type=int, default=200, metavar="N", help="posterior draws (default 200)")
+    add_posterior_args(p, "each tolerance's 95 %% credible interval", "one analysis per draw")
     p.add_argument(
         "--method",
         choices=("engine", "lp"),
