@@ -43,6 +43,19 @@ def one_line(proc, *wants, code=2):
         assert str(w) in proc.stderr, proc.stderr
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory):
+    """Nothing a test runs writes into the real ~/.cache (trace graphs, tracer builds): the
+    whole session gets a cache home of its own (tests that need another set their own)."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -92,6 +92,14 @@ def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
     s = json.loads(pred.stdout)
     assert s["traced_run"]["longest_ns"] >= 0.7e9, s["traced_run"]
     assert len(s["warnings"]) == 1 and "disturbed" in s["warnings"][0]
+    for flags in ([], ["--no-cache"]):  # the cached graph and analysis (latitude.trace_cache), and a fresh one
+        again = subprocess.run(
+            [sys.executable, "-m", "latitude", "predict", str(out), "--json", *flags],
+            env=env(),
+            capture_output=True,
+            text=True,
+        )
+        assert json.loads(again.stdout) == s, flags
     text = subprocess.run(
         [sys.executable, "-m", "latitude", "predict", str(out)], env=env(), capture_output=True, text=True
     )

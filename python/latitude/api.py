@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+from latitude import trace_cache
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.graph import LGRAPH_MAGIC, Graph, Prediction
@@ -36,6 +37,8 @@ class LoadOptions:
     max_ops: int | None = None  # job files: refuse a larger graph (None: what memory holds)
     cache: bool = False
     """Keep a binary copy of a GOAL file next to it (`PATH.lgraph`) and map it while valid."""
+    trace_cache: bool = True
+    """Reuse a trace's graph from the user's cache while the trace is unchanged (latitude.trace_cache)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,11 @@ KINDS: list[InputKind] = [
         _is_job,
         lambda path, o: Graph.from_job(path, seed=o.seed, coll=o.schedule.coll, progress=o.progress, max_ops=o.max_ops),
     ),
-    InputKind("trace", _is_trace, lambda path, o: Graph.from_trace(path, o.schedule, o.progress)),
+    InputKind(
+        "trace",
+        _is_trace,
+        lambda path, o: (trace_cache.load if o.trace_cache else Graph.from_trace)(path, o.schedule, o.progress),
+    ),
     InputKind(
         "goal",
         lambda path, head: True,
@@ -121,14 +128,16 @@ def load(
     seed: int = 1,
     max_ops: int | None = None,
     cache: bool = False,
+    trace_cache: bool = True,
 ) -> Graph:
     """The graph of an .lgraph file (mapped), a GOAL file (through a binary kept next to it
     with `cache`), a liballprof trace (directory or rank-0 file; converted with `schedule`)
     or a job file (generated with `seed`, and `schedule.coll` for collective motifs without
     alg=; refused if its graph would exceed `max_ops`, by default what the available memory
-    holds)."""
+    holds). A trace's graph is reused from the user's cache while the trace and `schedule`
+    are unchanged, unless `trace_cache` is False or LATITUDE_CACHE=0 (latitude.trace_cache)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(path, "no such file or directory")
-    options = LoadOptions(progress, schedule or ScheduleOptions(), seed, max_ops, cache)
+    options = LoadOptions(progress, schedule or ScheduleOptions(), seed, max_ops, cache, trace_cache)
     return sniff(path).load(path, options)

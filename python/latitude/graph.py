@@ -135,6 +135,8 @@ class Graph:
         self._h = core_graph
         self.path = path
         self.report = report
+        # The trace-graph cache entry it came from or went into (latitude.trace_cache), if any.
+        self.cache_entry = None
 
     # -- construction -------------------------------------------------------------------
 

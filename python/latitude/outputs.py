@@ -21,6 +21,16 @@ from collections.abc import Iterator
 from latitude.errors import InputError
 
 
+def cache_dir(name: str) -> str:
+    """Latitude's cache directory `name` (tracer builds, trace graphs):
+    `$LATITUDE_CACHE_DIR/NAME`, else `$XDG_CACHE_HOME/latitude/NAME` (default ~/.cache)."""
+    env = os.environ.get("LATITUDE_CACHE_DIR")
+    if env:
+        return os.path.join(env, name)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "latitude", name)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -100,7 +110,7 @@ def refuse_input(output: str | os.PathLike | None, given: str | os.PathLike, opt
         raise InputError(option, f"{shown}; choose another file")
     if pattern:
         trace_dir = src if os.path.isdir(src) else os.path.dirname(src)
-        if os.path.dirname(out) == trace_dir and re.fullmatch(_rank_regex(pattern), os.path.basename(out)):
+        if os.path.dirname(out) == trace_dir and re.fullmatch(rank_regex(pattern), os.path.basename(out)):
             raise InputError(option, f"{os.fspath(output)} is a rank file of the input trace {os.fspath(given)}")
 
 
@@ -112,7 +122,7 @@ def refuse_inputs(args, given: str | os.PathLike, pattern: str | None = None) ->
             refuse_input(value, given, "--" + dest, pattern)
 
 
-def _rank_regex(pattern: str) -> str:
+def rank_regex(pattern: str) -> str:
     """``pmpi-trace-rank-<r>.txt`` / ``app-<r:02>.dat`` as a regex for any rank's file."""
     parts = re.split(r"<r(?::0(\d+))?>", pattern)
     return re.escape(parts[0]) + r"\d+" + re.escape(parts[-1]) if len(parts) == 3 else re.escape(pattern)

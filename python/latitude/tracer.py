@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from latitude.errors import InputError, ToolError
+from latitude.outputs import cache_dir
 
 LIB_NAME = "liblatitude_trace.so"
 # The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`).
@@ -168,11 +169,7 @@ def launcher_family(argv: list[str]) -> str:
 
 # ---- build ----
 def cache_root() -> Path:
-    env = os.environ.get("LATITUDE_CACHE_DIR")
-    if env:
-        return Path(env) / "tracer"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "latitude" / "tracer"
+    return Path(cache_dir("tracer"))
 
 
 def cache_key(info: MPIInfo, src: Path) -> str:

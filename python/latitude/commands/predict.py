@@ -25,15 +25,23 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def traced_run_check(path: str, predicted_ns: float):
+def traced_run_check(graph, predicted_ns: float):
     """For a trace: how the traced run went (latitude.traced_run) and a warning if the
-    prediction falls short of it for a reason the trace shows (a disturbed run)."""
+    prediction falls short of it for a reason the trace shows (a disturbed run). The
+    analysis reads the whole trace: it is kept with the trace's cached graph."""
     from latitude import traced_run
     from latitude.api import sniff
 
-    if sniff(path).name != "trace":
+    if sniff(graph.path).name != "trace":
         return None, None
-    run = traced_run.analyse(path)
+    entry = graph.cache_entry
+    known, stored = entry.remembered("traced_run") if entry else (False, None)
+    if known:
+        run = traced_run.TracedRun(**stored) if stored is not None else None
+    else:
+        run = traced_run.analyse(graph.path)
+        if entry:
+            entry.remember("traced_run", run.to_dict() if run is not None else None)
     return run, traced_run.check(run, predicted_ns)
 
 
@@ -54,7 +62,7 @@ def run(args) -> int:
     params = params_from_args(args)
     graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
-    run_info, warning = traced_run_check(args.graph, pred.runtime_ns)
+    run_info, warning = traced_run_check(graph, pred.runtime_ns)
     cred = credible(args, graph, params)
     if args.json:
         out = pred.to_dict()

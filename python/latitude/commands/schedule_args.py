@@ -56,12 +56,20 @@ def add_max_ops(p) -> None:
 
 
 def add_cache_arg(p: argparse.ArgumentParser) -> None:
-    """--cache: keep a binary copy of a GOAL input next to it (docs/graph-format.md)."""
+    """--cache: keep a binary copy of a GOAL input next to it; --no-cache: do not reuse or
+    keep a trace's graph in the user's cache (docs/graph-format.md)."""
     p.add_argument(
         "--cache",
         action="store_true",
         help="keep a binary copy of a GOAL input next to it (GRAPH.lgraph) and map that instead "
         "while the GOAL file's size and modification time are unchanged (docs/graph-format.md)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="a trace input is scheduled again, not taken from (or put into) the cache of trace "
+        "graphs ($XDG_CACHE_HOME/latitude/graphs, reused while the rank files and conversion "
+        "options are unchanged; LATITUDE_CACHE=0 turns it off too: docs/graph-format.md)",
     )
 
 
@@ -76,7 +84,7 @@ def load_graph(args: argparse.Namespace, name: str = "graph", calls: bool = Fals
 
     path = getattr(args, name)
     refuse_inputs(args, path)
-    if calls and sniff(path).name == "trace":
+    if calls and sniff(path).name == "trace":  # the measured calls are read from the rank files
         graph = Graph.from_trace(path, schedule_options_from_args(args), calls=True)
     else:
         graph = load(
@@ -85,6 +93,7 @@ def load_graph(args: argparse.Namespace, name: str = "graph", calls: bool = Fals
             seed=getattr(args, "seed", 1),
             max_ops=getattr(args, "max_ops", None),
             cache=getattr(args, "cache", False),
+            trace_cache=not getattr(args, "no_cache", False),
         )
     refuse_inputs(args, path, trace_pattern(graph))
     return graph
