@@ -137,3 +137,22 @@ def test_limit_and_switch_read_from_the_environment(monkeypatch):
     assert trace_cache.limit() == trace_cache.DEFAULT_LIMIT
     monkeypatch.setenv("LATITUDE_CACHE", "off")
     assert not trace_cache.enabled()
+
+
+def test_trace_changed_while_scheduled_is_not_cached(trace, tmp_path, monkeypatch):
+    """A rank file rewritten while the trace is being read (a tracer still writing it): the
+    graph may be of either version, so it is not kept."""
+    schedule = trace_cache.Graph.from_trace
+
+    def while_written(path, options, progress):
+        graph = schedule(path, options, progress)
+        rank1 = trace / "pmpi-trace-rank-1.txt"
+        rank1.write_bytes(rank1.read_bytes())
+        return graph
+
+    monkeypatch.setattr(trace_cache.Graph, "from_trace", while_written)
+    assert api.load(str(trace)).report is not None
+    assert entries(tmp_path) == {}
+    monkeypatch.setattr(trace_cache.Graph, "from_trace", schedule)
+    api.load(str(trace))
+    assert len(entries(tmp_path)) == 1

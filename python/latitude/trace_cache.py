@@ -120,7 +120,7 @@ class Entry:
         """Cache `graph` (just scheduled from the trace), then keep the cache within its limit."""
         stats = graph.report.stats
         key = self.key(stats["pattern"])
-        if key is None:
+        if key is None or json.loads(json.dumps(stats)) != stats:  # JSON must give them back exactly
             return
         self.meta = {"identity": self.identity, "pattern": stats["pattern"], "key": key, "stats": stats}
         with contextlib.suppress(OSError, InputError, TypeError, ValueError):
