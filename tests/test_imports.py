@@ -129,3 +129,24 @@ def test_only_graph_py_touches_the_core_handle_and_only_commands_parse_arguments
         if rel.startswith(os.path.join("python", "latitude")) and os.sep + "commands" + os.sep not in rel:
             names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
             assert "argparse" not in names or rel.endswith("cli.py"), rel
+
+
+def test_the_everyday_commands_start_without_numpy(examples):
+    """predict, tolerance and sensitivity on a GOAL file never load numpy (~60 ms of start-up
+    for every small command): the commands whose work needs it import it where used."""
+    import subprocess
+    import sys
+
+    goal = os.path.join(examples, "halo2d-16.goal")
+    for args in (
+        ["predict", goal, "--json"],
+        ["tolerance", goal, "--json"],
+        ["sensitivity", goal, "--range", "0:10us"],
+    ):
+        code = (
+            "import sys; from latitude.cli import main; rc = main(sys.argv[1:]); "
+            "assert 'numpy' not in sys.modules, 'numpy was imported'; sys.exit(rc)"
+        )
+        env = dict(os.environ, PYTHONPATH=PYDIR)
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, (args, proc.stderr[-2000:])

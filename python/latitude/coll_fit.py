@@ -22,6 +22,7 @@ import numpy as np
 
 from latitude import coll_model as cm
 from latitude import variability
+from latitude.coll_names import STATS
 from latitude.errors import InputError
 
 
@@ -79,9 +80,6 @@ class Model:
 
 def channel_name(hosts: list[str], i: int, j: int) -> str:
     return "shm" if hosts[i] == hosts[j] else "network"
-
-
-STATS = {"median": 50.0, "p25": 25.0, "p10": 10.0}
 
 
 def _medians(cols: dict, stat: str = "median") -> dict[tuple, tuple[float, list[str]]]:

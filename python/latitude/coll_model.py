@@ -42,10 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from latitude.coll_names import MODELLED, TREES  # noqa: F401 (this module's names too)
 from latitude.errors import InputError
-
-TREES = ("linear", "chain", "binary", "binomial")
-MODELLED = ("bcast", "reduce")
 
 
 def parents(alg: str, p: int) -> list[int]:

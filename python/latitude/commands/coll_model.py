@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 
-from latitude import coll_fit, coll_model, variability
+from latitude import coll_names
 from latitude.errors import InputError
 from latitude.outputs import write_text
 from latitude.params import Params
@@ -52,7 +52,7 @@ def register(subparsers) -> None:
     )
     f.add_argument(
         "--stat",
-        choices=tuple(coll_fit.STATS),
+        choices=tuple(coll_names.STATS),
         default="median",
         help="the statistic of each configuration's calls the models are fitted to and judged on (default median)",
     )
@@ -60,8 +60,8 @@ def register(subparsers) -> None:
     f.set_defaults(func=run_fit)
     q = sub.add_parser("predict", help="predict an algorithm's latency from a fitted model")
     q.add_argument("model", metavar="MODEL", help="JSON written by coll-model fit -o")
-    q.add_argument("--coll", required=True, choices=coll_model.MODELLED)
-    q.add_argument("--algorithm", required=True, choices=coll_model.TREES)
+    q.add_argument("--coll", required=True, choices=coll_names.MODELLED)
+    q.add_argument("--algorithm", required=True, choices=coll_names.TREES)
     q.add_argument("-P", "--procs", type=int, required=True, help="number of ranks")
     q.add_argument("--nodes", type=int, default=1, help="hosts the ranks are spread over in blocks (default 1)")
     q.add_argument("--sizes", required=True, metavar="LIST", help="message sizes with units")
@@ -80,6 +80,8 @@ def run_fit(args) -> int:
 
         plot_variability._check_ext(args.plot, "--plot")
     params = Params.from_machine(args.machine) if args.machine else None
+    from latitude import coll_fit, variability  # numpy: start-up only the command itself pays
+
     model = coll_fit.fit(variability.read_many(args.samples), params, args.stat)
     doc = model.to_dict()
     if args.output:
@@ -117,6 +119,8 @@ def run_predict(args) -> int:
         raise InputError(args.model, "not a JSON model (expected the output of coll-model fit -o)") from None
     if not isinstance(doc, dict):
         raise InputError(args.model, "expected a model written by `latitude coll-model fit`")
+    from latitude import coll_fit, coll_model  # numpy: start-up only the command itself pays
+
     model = coll_fit.Model.from_dict(doc, args.model)
     if args.procs < 2 or not 1 <= args.nodes <= args.procs:
         raise InputError("-P", "expected at least 2 ranks and 1 ≤ --nodes ≤ P")

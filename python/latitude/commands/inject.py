@@ -10,7 +10,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from latitude import emulate, inject, launcher
+from latitude import inject, launcher
 from latitude import placement as maps
 from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
@@ -84,6 +84,8 @@ def register(subparsers) -> None:
 
 def options(args, pair_file: str | None = None) -> inject.InjectOptions:
     """The injector's options; with --placement the pair-delay matrix is written to `pair_file`."""
+    from latitude import emulate  # numpy: start-up only emulated nodes pay
+
     if args.self_check and not (args.placement and args.machine):
         raise InputError("--self-check", "needs --placement and --machine (the pair delays to check)")
     if args.delta_L is None and not args.placement:
@@ -171,6 +173,8 @@ def _run(args, pair_file: str) -> int:
 
 
 def _self_check(args, launch, opts, timeout) -> int:
+    from latitude import emulate
+
     with open(opts.pair_delta) as f:
         matrix = [[float(v) for v in line.split()] for line in f]
     rows = emulate.self_check(launch, matrix, timeout or 300.0)
@@ -189,6 +193,8 @@ def _self_check(args, launch, opts, timeout) -> int:
 
 
 def _summary(res: inject.RunResult, opts: inject.InjectOptions) -> dict:
+    from latitude import emulate
+
     emulated = None
     if opts.pair_delta:
         with open(opts.pair_delta) as f:

@@ -7,7 +7,6 @@ import json
 import math
 import sys
 
-from latitude import variability
 from latitude.outputs import write_text
 
 EPILOG = """\
@@ -45,7 +44,7 @@ def _fmt(v) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
-def text_table(stats: list[variability.Stats]) -> str:
+def text_table(stats: list) -> str:
     head = ["coll", "algorithm", "P", "bytes", "n", "mean_us", "median_us", "p90_us", "p99_us", "tail_share", "BC", "b"]
     rows = [
         [
@@ -75,6 +74,8 @@ def run(args) -> int:
     for option in ("violin", "hist"):
         if getattr(args, option):
             plot_variability._check_ext(getattr(args, option), f"--{option}")
+    from latitude import variability  # numpy: start-up only the command itself pays
+
     cols = variability.read_many(args.samples)
     stats = variability.table(cols)
     corr = variability.b_correlation(cols)
