@@ -149,16 +149,31 @@ fn random_spec(rng: &mut Rng, seed: u64) -> RandomSpec {
     }
 }
 
+/// One random case: a graph, its plan under `model`, and a random machine bound to it.
+struct Case {
+    g: ExecGraph,
+    model: Model,
+    plan: Plan,
+    machine: Arc<Machine>,
+    net: Network,
+    values: Vec<f64>,
+}
+
+fn random_case(rng: &mut Rng, seed: u64, model: Model, adjust: impl FnOnce(&mut Vec<f64>)) -> Case {
+    let mut g = random_graph(&random_spec(rng, seed)).unwrap();
+    let plan = Plan::prepare(&mut g, model).unwrap();
+    let (machine, mut values) = random_machine(rng, g.num_ranks());
+    adjust(&mut values);
+    let net = machine.bind(&g).unwrap();
+    Case { g, model, plan, machine, net, values }
+}
+
 #[test]
 fn engine_equals_reference_on_random_machines() {
     let mut rng = Rng::new(18);
     for seed in 0..300 {
-        let spec = random_spec(&mut rng, seed);
-        let mut g = random_graph(&spec).unwrap();
         let model = random_model(&mut rng);
-        let plan = Plan::prepare(&mut g, model).unwrap();
-        let (machine, values) = random_machine(&mut rng, g.num_ranks());
-        let net = machine.bind(&g).unwrap();
+        let Case { g, model, plan, machine, net, values } = random_case(&mut rng, seed, model, |_| {});
         let pt = Point::from_ns(&values).unwrap();
         let pr = predict(&g, &plan, &net, &pt).unwrap();
         let mut reference = Reference::on(&g, model, pt, &net);
@@ -202,12 +217,8 @@ fn check_path(g: &ExecGraph, net: &Network, pr: &latitude_core::engine::Predicti
 fn derivatives_per_parameter_are_exact_slopes() {
     let mut rng = Rng::new(1818);
     for seed in 0..150 {
-        let spec = random_spec(&mut rng, seed);
-        let mut g = random_graph(&spec).unwrap();
         let model = random_model(&mut rng);
-        let plan = Plan::prepare(&mut g, model).unwrap();
-        let (machine, values) = random_machine(&mut rng, g.num_ranks());
-        let net = machine.bind(&g).unwrap();
+        let Case { g, plan, net, values, .. } = random_case(&mut rng, seed, model, |_| {});
         let base = Point::from_ns(&values).unwrap();
         let pr = predict(&g, &plan, &net, &base).unwrap();
         let k = rng.below(base.n as u64) as usize;
@@ -288,13 +299,8 @@ fn simulator_equals_engine_on_random_machines() {
     use latitude_core::sim::{simulate, NoiseSpec, SimGraph, SimOptions};
     let mut rng = Rng::new(77);
     for seed in 0..300 {
-        let spec = random_spec(&mut rng, seed);
-        let mut g = random_graph(&spec).unwrap();
         let model = Model { nic_serialization: false, ..random_model(&mut rng) };
-        let plan = Plan::prepare(&mut g, model).unwrap();
-        let (machine, mut values) = random_machine(&mut rng, g.num_ranks());
-        values[p::G_MSG] = 0.0;
-        let net = machine.bind(&g).unwrap();
+        let Case { g, model, plan, machine, net, values } = random_case(&mut rng, seed, model, |v| v[p::G_MSG] = 0.0);
         let pt = Point::from_ns(&values).unwrap();
         let want = predict(&g, &plan, &net, &pt).unwrap().t;
         let sg = SimGraph::new(&g).unwrap();
