@@ -7,6 +7,8 @@ trace does; 3. `latitude predict` on the trace with a machine file calibrated on
 suite: the ΔL = 0 prediction within 10 % (App.predict_bound; none yet for HPCC) of the traced run's own runtime (same span: MPI_Init
 end → MPI_Finalize start); 4. `latitude inject` at one ΔL: the measured runtime against the
 prediction at L₀ + ΔL, and the program's results identical to the traced run's.
+On HPCC and QE also every other command a user runs on a trace (sensitivity, tolerance,
+simulate, validate), checked against predict.
 
 A run disturbed by other load shows as time with every rank inside MPI (latitude.traced_run):
 a prediction that misses because of it is traced again (up to 3 times); if every trace was
@@ -139,3 +141,60 @@ def test_real_application(name, machine, tmp_path):
     check = OutputCheck(last["stdout"], app.varying)
     check.check(out, "the injected run")
     assert check.identical, check.diff
+
+
+def analysis(cmd: str, graph, machine, *opts) -> dict:
+    return json.loads(latitude(cmd, graph, "--machine", machine, "-g", "0ns", "--json", *opts).stdout)
+
+
+def piece_at(pieces: list[dict], x: float) -> dict:
+    """The piece on the right of x (the last one at the range's end)."""
+    return next((p for p in pieces if p["from_ns"] <= x < p["to_ns"]), pieces[-1])
+
+
+@pytest.mark.parametrize("name", ["hpcc", "qe"])
+def test_every_command_on_a_real_trace(name, machine, tmp_path):
+    """HPCC and QE through every command a user runs on a trace: sensitivity, tolerance and
+    simulate agree with predict at the machine's L (they share one graph and one cost model),
+    and validate runs the program under the injector at two ΔL and prices them."""
+    app = APPS[name]
+    if not app.available():
+        pytest.skip(f"{name} is not installed (scripts/setup installs it)")
+    argv, cwd = app.case(tmp_path)
+    trace = tmp_path / "traces"
+    latitude("trace", "-o", trace, "--", *ompi(2), *argv, cwd=cwd)
+    app.results(cwd)
+    base = analysis("predict", trace, machine)
+    L0 = base["params"]["L"]
+
+    curve = analysis("sensitivity", trace, machine, "--range", "0:50us")
+    at = piece_at(curve["pieces"], L0)
+    assert at["slope"] == base["lambda"]["L"]  # the right derivative, as predict's λ
+    T0 = at["runtime_from_ns"] + at["slope"] * (L0 - at["from_ns"])
+    assert T0 == pytest.approx(base["runtime_ns"], rel=1e-9)
+
+    tol = analysis("tolerance", trace, machine)
+    assert tol["baseline_runtime_ns"] == pytest.approx(base["runtime_ns"], rel=1e-12)
+    for t in tol["tolerance"]:
+        limit = (1 + t["pct"] / 100) * base["runtime_ns"]
+        assert t["runtime_limit_ns"] == pytest.approx(limit, rel=1e-12)
+        if t["max_ns"] is not None and t["max_ns"] < 5e4:  # inside the curve's range: the same T
+            p = piece_at(curve["pieces"], t["max_ns"])
+            assert p["runtime_from_ns"] + p["slope"] * (t["max_ns"] - p["from_ns"]) == pytest.approx(limit, rel=1e-9)
+
+    sim = analysis("simulate", trace, machine, "--no-cpu-serialization")
+    assert sim["runtime_ns"] == base["runtime_ns"] and sim["unfinished_ops"] == 0
+
+    ignore = [a for pat in app.varying for a in ("--ignore-output", pat)]
+    out = tmp_path / "validate"
+    v = latitude(
+        "validate", "--machine", machine, "--trace", trace, "--delta-L", f"0,{DELTA_L_US}us", "--reps", "1",
+        "-o", out, "--json", *ignore, "--", *ompi(2), *argv, cwd=cwd,
+    )  # fmt: skip
+    app.results(cwd)
+    s = json.loads(v.stdout)
+    assert [p["delta_L_us"] for p in s["points"]] == [0, DELTA_L_US]
+    assert s["points"][0]["predicted_us"] * 1e3 == pytest.approx(predict(trace, machine)["runtime_ns"])
+    assert all(p["runs"] == 1 and p["mean_us"] > 0 for p in s["points"])
+    assert s["output_identical"] is not False, s["output_diff"]
+    assert all((out / Path(f).name).is_file() for f in s["files"].values())
