@@ -83,19 +83,7 @@ class Launch:
             raise InputError("command", "no launcher given (e.g. -- mpirun -np 2 ./app)")
         if not shutil.which(argv[0]):
             raise InputError(argv[0], "launcher not found (is it on PATH?)")
-        family = tracer.launcher_family(argv)
-        info = tracer.probe_mpi(tracer.find_mpicc(argv, mpicc))
-        hydra = {"mpich", "intel"}
-        if (
-            family in tracer.FAMILIES
-            and info.family in tracer.FAMILIES
-            and family != info.family
-            and not {family, info.family} <= hydra
-        ):
-            raise InputError(
-                "--mpicc",
-                f"{info.mpicc} builds for {info.family} but {argv[0]} launches {family}; pass the matching --mpicc",
-            )
+        family, info = tracer.resolve_launch(argv, mpicc)
         return cls(list(argv), family, info)
 
     def build(self, name: str, rebuild: bool = False, log=None) -> Path:

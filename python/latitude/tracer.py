@@ -167,6 +167,20 @@ def launcher_family(argv: list[str]) -> str:
     return fam
 
 
+def resolve_launch(argv: list[str], mpicc: str | None) -> tuple[str, MPIInfo]:
+    """The launcher's MPI family and the mpicc that builds for it, refusing a pair that cannot
+    meet (a library preloaded into the wrong MPI): Hydra's MPICH and Intel MPI mix."""
+    family = launcher_family(argv)
+    info = probe_mpi(find_mpicc(argv, mpicc))
+    hydra = {"mpich", "intel"}
+    if family in FAMILIES and info.family in FAMILIES and family != info.family and not {family, info.family} <= hydra:
+        raise InputError(
+            "--mpicc",
+            f"{info.mpicc} builds for {info.family} but {argv[0]} launches {family}; pass the matching --mpicc",
+        )
+    return family, info
+
+
 # ---- build ----
 def cache_root() -> Path:
     return Path(cache_dir("tracer"))

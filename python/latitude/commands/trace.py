@@ -127,19 +127,7 @@ def run(args) -> int:
     argv = [a for a in args.command]
     if argv and argv[0] == "--":
         argv = argv[1:]
-    family = tracer.launcher_family(argv)
-    info = tracer.probe_mpi(tracer.find_mpicc(argv, args.mpicc))
-    hydra = {"mpich", "intel"}
-    if (
-        family in tracer.FAMILIES
-        and info.family in tracer.FAMILIES
-        and family != info.family
-        and not {family, info.family} <= hydra
-    ):
-        raise InputError(
-            "--mpicc",
-            f"{info.mpicc} builds for {info.family} but {argv[0]} launches {family}; pass the matching --mpicc",
-        )
+    family, info = tracer.resolve_launch(argv, args.mpicc)
     lib = _build(info, args.rebuild)
     outdir = Path(args.output).absolute()
     cmd, env = tracer.launch_command(argv, family, _trace_env(lib, outdir, args))
