@@ -68,6 +68,24 @@ def trace(
     )
 
 
+def canonical_goal(graph, path: Path) -> str:
+    """The graph's GOAL text with tags renumbered in order of appearance (two readers of one
+    run may number tags differently)."""
+    graph.write_goal(str(path))
+    names: dict[str, str] = {}
+    return re.sub(r"tag (\d+)", lambda m: "tag " + names.setdefault(m.group(1), str(len(names))), path.read_text())
+
+
+def assert_same_graph(g1, g2, tmp: Path) -> None:
+    """Two descriptions of one run give the same graph: messages, bytes, collectives, GOAL text
+    (up to tag names) and prediction."""
+    assert (g1.info["messages"], g1.info["bytes"]) == (g2.info["messages"], g2.info["bytes"])
+    assert g1.report.stats["collectives"] == g2.report.stats["collectives"]
+    assert canonical_goal(g1, tmp / "a.goal") == canonical_goal(g2, tmp / "b.goal")
+    p1, p2 = g1.predict(L="3us", o="1us", G="0.1ns"), g2.predict(L="3us", o="1us", G="0.1ns")
+    assert p1.runtime_ns == p2.runtime_ns and p1.lambda_ == p2.lambda_
+
+
 def reported_calls(stdout: str) -> dict[int, Counter]:
     """The apps' --report-calls lines: {rank: Counter(name -> calls)}."""
     out = {}
