@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
+pub use super::coll_layouts::CollCall;
 use super::coll_layouts::{coll, Layout};
 use super::fields::{CommArg, FieldResult, Fields};
 use crate::collectives::CollKind;
@@ -27,25 +28,6 @@ pub struct P2p {
     pub peer: i64,
     pub tag: i64,
     pub comm: CommArg,
-}
-
-/// A collective call. Per-rank count lists live in `Record::counts` / `Record::rcounts`.
-#[derive(Clone, Copy, Debug)]
-pub struct CollCall {
-    pub kind: CollKind,
-    pub nonblocking: bool,
-    pub root: i64,
-    /// See `collectives::RankCall::bytes`.
-    pub bytes: u64,
-    pub comm: CommArg,
-    /// Request address (nonblocking).
-    pub req: u64,
-    /// `counts` holds per-rank blocks (`RankCall::blocks`), `rcounts` the receive side of
-    /// alltoallv.
-    pub has_counts: bool,
-    pub has_rcounts: bool,
-    /// MPI_Alltoallw: sizes come from the `#@ typesizes` line.
-    pub alltoallw: bool,
 }
 
 /// What a call line means to the converter.

@@ -1,9 +1,27 @@
 //! Field layouts of the collective calls (docs/reference/liballprof.md §6): which fields give
 //! the message sizes, the root and the per-rank count lists, on the root and elsewhere.
 
-use super::calls::CollCall;
 use super::fields::{CommArg, FieldResult, Fields};
 use crate::collectives::CollKind;
+
+/// A collective call. Per-rank count lists live in `Record::counts` / `Record::rcounts`.
+#[derive(Clone, Copy, Debug)]
+pub struct CollCall {
+    pub kind: CollKind,
+    pub nonblocking: bool,
+    pub root: i64,
+    /// See `collectives::RankCall::bytes`.
+    pub bytes: u64,
+    pub comm: CommArg,
+    /// Request address (nonblocking).
+    pub req: u64,
+    /// `counts` holds per-rank blocks (`RankCall::blocks`), `rcounts` the receive side of
+    /// alltoallv.
+    pub has_counts: bool,
+    pub has_rcounts: bool,
+    /// MPI_Alltoallw: sizes come from the `#@ typesizes` line.
+    pub alltoallw: bool,
+}
 
 /// Field layouts of the collectives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
