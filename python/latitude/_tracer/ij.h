@@ -214,9 +214,14 @@ void ij_req_untrack(struct ij_req *r);
  * persistent one), fills *st, sets *h. */
 void ij_req_finish(struct ij_req *r, MPI_Request *h, MPI_Status *st);
 
-/* ---- collectives (ij_sched.c, ij_coll_*.c) ---- */
-void ij_sched_progress_all(void);
-int ij_coll_poll(struct ij_req *r);     /* a nonblocking collective's request */
+/* A request the injector does not transfer itself (a nonblocking collective's, IJ_COLLREQ)
+ * is polled, and its owner's work progressed, through hooks the owner (ij_sched.c) sets when
+ * it starts one: the request layer stays below the collective schedules built on it. */
+struct ij_req_hooks {
+    int (*poll)(struct ij_req *r); /* 1: complete */
+    void (*progress)(void);       /* every schedule in flight, a step each */
+};
+extern struct ij_req_hooks ij_req_hooks;
 
 static inline uint64_t ij_type_bytes(int count, MPI_Datatype dt)
 {

@@ -37,39 +37,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct ij_state ij = {.eager_limit = UINT64_MAX, .coll = 1};
-
-void ij_fatal(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "latitude inject (rank %d): ", ij.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    PMPI_Abort(MPI_COMM_WORLD, 3);
-    _exit(3);
-}
-
-#define MAX_WARN 32
-static const char *warned[MAX_WARN];
-static int nwarned;
-
-void ij_warn_once(const char *key, const char *fmt, ...)
-{
-    for (int i = 0; i < nwarned; i++)
-        if (!strcmp(warned[i], key))
-            return;
-    if (nwarned < MAX_WARN)
-        warned[nwarned++] = key;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "latitude inject (rank %d): warning: ", ij.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
     const char *s = getenv(name);

@@ -364,6 +364,8 @@ static int poll_send(struct ij_req *r)
     return ij_now() >= r->t_release;
 }
 
+struct ij_req_hooks ij_req_hooks;
+
 int ij_poll(struct ij_req *r)
 {
     if (!r->active)
@@ -374,7 +376,7 @@ int ij_poll(struct ij_req *r)
     case IJ_SEND:
         return poll_send(r);
     default:
-        return ij_coll_poll(r);
+        return ij_req_hooks.poll ? ij_req_hooks.poll(r) : 1;
     }
 }
 
@@ -412,7 +414,8 @@ void ij_progress(void)
             q = q->next;
         }
     }
-    ij_sched_progress_all();
+    if (ij_req_hooks.progress)
+        ij_req_hooks.progress();
 }
 
 void ij_req_finish(struct ij_req *r, MPI_Request *h, MPI_Status *st)

@@ -319,8 +319,12 @@ static int cancel_fn(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+static void progress_all(void);
+static int coll_poll(struct ij_req *r);
+
 int ij_sched_start(struct ij_sched *s, MPI_Request *req)
 {
+    ij_req_hooks = (struct ij_req_hooks){.poll = coll_poll, .progress = progress_all};
     PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &s->greq);
     struct ij_req *r = ij_req_new();
     r->kind = IJ_COLLREQ;
@@ -344,7 +348,7 @@ static void deactivate(struct ij_sched *s)
         }
 }
 
-void ij_sched_progress_all(void)
+static void progress_all(void)
 {
     for (struct ij_sched *s = active; s; s = s->next)
         if (!s->completed && step(s)) {
@@ -353,7 +357,7 @@ void ij_sched_progress_all(void)
         }
 }
 
-int ij_coll_poll(struct ij_req *r)
+static int coll_poll(struct ij_req *r)
 {
     struct ij_sched *s = r->sched;
     if (!s)
