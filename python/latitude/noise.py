@@ -7,6 +7,8 @@
     latency:gaussian:sigma=200ns  the same distributions on every network traversal (L)
     os:period=1ms,duration=20us   periodic OS detours (random phase per rank; ",sync" = same phase)
     trace:FILE                    LogGOPSim noise trace (`<start>\\t<duration>` ns per line)
+    coll:SAMPLES                  collective calls delayed by draws from `measure-coll` samples
+                                  (CSV/Parquet) minus the model's own time (latitude.coll_noise)
 
 Semantics are documented in docs/simulator.md and crates/latitude-core/src/sim/noise.rs.
 """
@@ -92,15 +94,19 @@ def parse_noise(spec: str, cosched: bool = False) -> dict:
         if not rest:
             _fail(spec, "expected trace:FILE (LogGOPSim noise trace)")
         return {"target": "trace", "path": rest, "cosched": cosched}
-    _fail(spec, "expected calc:..., latency:..., os:period=...,duration=... or trace:FILE")
+    if target == "coll":
+        if not rest:
+            _fail(spec, "expected coll:SAMPLES (the CSV or Parquet of latitude measure-coll)")
+        return {"target": "coll", "path": rest}
+    _fail(spec, "expected calc:..., latency:..., os:period=...,duration=..., trace:FILE or coll:SAMPLES")
 
 
 def parse_all(specs: list[str] | None, cosched: bool = False) -> list[dict]:
     """All specs; at most one jitter each for calc and latency."""
     out = [parse_noise(s, cosched) for s in specs or []]
-    for target in ("calc", "latency"):
+    for target in ("calc", "latency", "coll"):
         if sum(d["target"] == target for d in out) > 1:
-            raise InputError(WHERE, f"at most one {target} jitter (got several {target}:... specs)")
+            raise InputError(WHERE, f"at most one {target}:... spec (got several)")
     return out
 
 
@@ -118,4 +124,6 @@ def describe(d: dict) -> str:
     if d["target"] == "os":
         phase = "same phase" if d["synchronized"] else "random phase per rank"
         return f"OS noise {fmt_time(d['duration'])} every {fmt_time(d['period'])} ({phase})"
+    if d["target"] == "coll":
+        return f"collective delays measured in {d['path']}"
     return f"noise trace {d['path']}" + (" (co-scheduled)" if d["cosched"] else "")

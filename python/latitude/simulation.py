@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from latitude import _core
+from latitude import _core, coll_noise
 from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
@@ -209,12 +209,25 @@ def loggopsim_params(params: Params) -> tuple[Params, list[str]]:
     return params.replace(**kw), [note]
 
 
+def core_kwargs(handle, params: Params, options: SimOptions) -> tuple[dict, list[str]]:
+    """The core's simulation arguments for graph `handle`, with a `coll:SAMPLES` noise spec
+    turned into the graph's delay tables (latitude.coll_noise), and notes on them."""
+    kw = options.core_kwargs(params)
+    notes: list[str] = []
+    semantics = {"semantics": options.semantics, "cpu_serialization": options.cpu_serialization}
+    for i, d in enumerate(kw["noise"]):
+        if d["target"] == "coll":
+            kw["noise"][i], notes = coll_noise.tables(handle, d, params, semantics)
+    return kw, notes
+
+
 def simulate(handle, params: Params, options: SimOptions, record: bool = False) -> Simulation:
     notes = []
     if options.semantics == "loggopsim":
         params, notes = loggopsim_params(params)
-    raw = handle.simulate(record=record, **options.core_kwargs(params))
-    return Simulation(raw, params, options, notes)
+    kw, coll_notes = core_kwargs(handle, params, options)
+    raw = handle.simulate(record=record, **kw)
+    return Simulation(raw, params, options, notes + coll_notes)
 
 
 def simulate_samples(
@@ -229,7 +242,7 @@ def simulate_samples(
     threads = threads or default_threads()
     if options.semantics == "loggopsim":
         params, _ = loggopsim_params(params)
-    kw = options.core_kwargs(params)
+    kw, _ = core_kwargs(handle, params, options)
     chunks = 1 if progress is None else (10 if any(d["target"] == "trace" for d in kw["noise"]) else 100)
     chunk = min(max(threads, -(-n // chunks)), _MAX_CHUNK)
     runtime, slowest = np.empty(n, dtype=float), np.empty(n, dtype=np.int64)

@@ -247,6 +247,7 @@ fn noise_is_deterministic_and_thread_independent() {
         calc: Some(Dist::Gaussian { sigma: 0.1, relative: true }),
         latency: Some(Dist::LogNormal { sigma: 0.3 }),
         os: vec![OsNoise::Periodic { period_ns: 100_000.0, duration_ns: 2_000.0, synchronized: false }],
+        coll: Vec::new(),
     };
     let o = SimOptions::default();
     let a = simulate(&g, &sg, &Flat, &pt, &o, &noise, 7).unwrap();

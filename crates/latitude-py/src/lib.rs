@@ -464,6 +464,22 @@ impl Graph {
             .collect())
     }
 
+    /// The collective calls' end vertices (latitude_core::graph::CollCalls): `kinds` as
+    /// (collective, algorithm) pairs and per mark its vertex, kind index, ranks, bytes and
+    /// instance key; empty arrays for a graph without calls.
+    fn coll_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = self.inner.lock().unwrap();
+        let c = inner.g.colls();
+        let d = PyDict::new(py);
+        d.set_item("kinds", c.kinds.clone())?;
+        d.set_item("vertex", c.marks.iter().map(|m| m.vertex).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("kind", c.marks.iter().map(|m| m.kind).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("procs", c.marks.iter().map(|m| m.procs).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("bytes", c.marks.iter().map(|m| m.bytes).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("instance", c.marks.iter().map(|m| m.instance).collect::<Vec<_>>().into_pyarray(py))?;
+        Ok(d)
+    }
+
     /// Per-vertex arrays (kind 0/1/2 = calc/send/recv, rank, local index, value, peer, tag,
     /// partner, and `line` when the graph keeps source lines) in stored order, for inspection
     /// and tests; `edges` also lists every dependency (a Python list: large).

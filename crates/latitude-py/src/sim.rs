@@ -6,7 +6,7 @@ use std::time::Instant;
 use latitude_core::graph::{ExecGraph, Kind};
 use latitude_core::model::{Model, Point};
 use latitude_core::net::Routes;
-use latitude_core::sim::{self, Dist, NoiseSpec, OsNoise, Semantics, SimGraph, SimOptions, SimResult};
+use latitude_core::sim::{self, CollDelays, Dist, NoiseSpec, OsNoise, Semantics, SimGraph, SimOptions, SimResult};
 use latitude_core::Error;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -62,6 +62,13 @@ fn noise_spec(list: Option<&Bound<'_, PyList>>) -> PyResult<Result<NoiseSpec, Er
                 match sim::read_trace(&path) {
                     Ok(events) => spec.os.push(OsNoise::Trace { events, cosched: get(&d, "cosched")? }),
                     Err(e) => return Ok(Err(e)),
+                }
+            }
+            "coll" => {
+                let tables: Vec<Bound<'_, PyDict>> =
+                    get::<Vec<Bound<'_, PyAny>>>(&d, "tables")?.into_iter().map(|t| t.cast_into::<PyDict>()).collect::<Result<_, _>>()?;
+                for t in tables {
+                    spec.coll.push(CollDelays { coll: get(&t, "coll")?, procs: get(&t, "procs")?, bytes: get(&t, "bytes")?, delays_ns: get(&t, "delays_ns")? });
                 }
             }
             _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("unknown noise target {target:?}"))),

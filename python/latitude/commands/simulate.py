@@ -37,8 +37,9 @@ def register(sub) -> None:
         action="append",
         metavar="SPEC",
         help="calc:gaussian:sigma=5%% | calc:lognormal:sigma=0.2 | calc:uniform:0:2us | "
-        "latency:gaussian:sigma=200ns | os:period=1ms,duration=20us[,sync] | trace:FILE "
-        "(repeatable)",
+        "latency:gaussian:sigma=200ns | os:period=1ms,duration=20us[,sync] | trace:FILE | "
+        "coll:SAMPLES (every collective call of a traced graph delayed by a draw from measure-coll's "
+        "samples minus the model's own time of that call: docs/collectives.md) (repeatable)",
     )
     noise.add_argument(
         "--noise-cosched", action="store_true", help="one noise phase for all ranks (trace and os noise)"
@@ -92,7 +93,11 @@ def run(args) -> int:
 
     params = params_from_args(args)
     opts = _options(args)
-    opts.noise_dicts()  # validate before loading a large graph
+    for d in opts.noise_dicts():  # validate before loading a large graph
+        if d["target"] == "coll":
+            from latitude.variability import read_samples
+
+            read_samples(d["path"])
     window = None
     if args.timeline:
         from latitude.timeline import check_output, parse_window

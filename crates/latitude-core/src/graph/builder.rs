@@ -3,7 +3,7 @@
 //! topologically and validates it (one-line errors naming the operations involved).
 
 use super::deps::DepStore;
-use super::{matching, order, Dep, ExecGraph, Kind, OrderKind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
+use super::{matching, order, CollCalls, Dep, ExecGraph, Kind, OrderKind, SourceMap, ANY, IREQ, MAX_VERTICES, NONE};
 use crate::error::{Error, Result};
 
 /// One operation to add.
@@ -60,6 +60,7 @@ pub struct GraphBuilder {
     partner: Vec<u32>,
     ops_in_rank: Vec<u32>,
     wildcards: u64,
+    colls: CollCalls,
 }
 
 impl GraphBuilder {
@@ -178,6 +179,7 @@ impl GraphBuilder {
                 *a += x;
             }
             all.wildcards += b.wildcards;
+            all.colls.append(&b.colls, base);
         }
         Ok(all)
     }
@@ -195,6 +197,11 @@ impl GraphBuilder {
                 *l = line;
             }
         }
+    }
+
+    /// Mark `vertex` as a rank's end of one collective call (graph/colls.rs).
+    pub fn mark_collective(&mut self, vertex: u32, coll: &str, alg: &str, procs: u32, bytes: u64, instance: u64) {
+        self.colls.mark(vertex, coll, alg, procs, bytes, instance);
     }
 
     /// Replace every op's tag `t` by `f(t)` (a reader renumbering the tags of a part).
@@ -377,6 +384,7 @@ impl GraphBuilder {
             order: kind,
             wildcards: self.wildcards,
             source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line).into() }),
+            colls: std::mem::take(&mut self.colls),
         };
         if let Some(perm) = perm {
             order::apply_permutation(&mut g, &perm);

@@ -13,6 +13,7 @@
 
 mod arr;
 mod builder;
+mod colls;
 mod deps;
 pub(crate) mod matching;
 pub(crate) mod order;
@@ -20,6 +21,7 @@ mod source;
 
 pub use arr::{Arr, Plain};
 pub use builder::{GraphBuilder, Op};
+pub use colls::{CollCalls, CollMark};
 pub use order::OrderKind;
 pub use source::SourceMap;
 
@@ -86,6 +88,8 @@ pub struct ExecGraph {
     /// Number of receives with `ANY_SOURCE`/`ANY_TAG`; if > 0 nothing is matched statically.
     pub(crate) wildcards: u64,
     pub(crate) source: Option<SourceMap>,
+    /// Where each rank's part of each collective call ends (empty without calls: colls.rs).
+    pub(crate) colls: CollCalls,
 }
 
 impl ExecGraph {
@@ -138,6 +142,10 @@ impl ExecGraph {
     }
     pub fn source(&self) -> Option<&SourceMap> {
         self.source.as_ref()
+    }
+    /// The collective calls' end vertices (empty when the graph was not scheduled from calls).
+    pub fn colls(&self) -> &CollCalls {
+        &self.colls
     }
     /// Raw predecessor entries of `v` (with the `IREQ` flag bit).
     pub fn preds_raw(&self, v: u32) -> &[u32] {

@@ -277,6 +277,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
         if let Some(src) = g.source.as_mut() {
             gather(&mut src.line, perm);
         }
+        g.colls.renumber(&new_id);
         g.partner = perm
             .iter()
             .map(|&o| {

@@ -47,9 +47,11 @@ pub enum Sec {
     Partner,
     SourcePath,
     SourceLine,
+    /// The collective calls (graph/colls.rs), bytes; optional (files before it lack it).
+    Colls,
 }
 
-pub const SECTIONS: [Sec; 13] = [
+pub const SECTIONS: [Sec; 14] = [
     Sec::Kind,
     Sec::Rank,
     Sec::Local,
@@ -63,6 +65,7 @@ pub const SECTIONS: [Sec; 13] = [
     Sec::Partner,
     Sec::SourcePath,
     Sec::SourceLine,
+    Sec::Colls,
 ];
 
 impl Sec {
@@ -81,11 +84,12 @@ impl Sec {
             Sec::Partner => "partner",
             Sec::SourcePath => "source_path",
             Sec::SourceLine => "source_line",
+            Sec::Colls => "colls",
         }
     }
     pub fn elem_size(self) -> usize {
         match self {
-            Sec::Kind | Sec::SourcePath => 1,
+            Sec::Kind | Sec::SourcePath | Sec::Colls => 1,
             Sec::Cpu | Sec::Nic => 2,
             Sec::Val => 8,
             _ => 4,

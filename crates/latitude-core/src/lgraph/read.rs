@@ -9,7 +9,7 @@ use memmap2::{Mmap, MmapOptions};
 use super::check;
 use super::layout::{decode_header, decode_table, Entry, Header, Sec, ALIGN, ENTRY_LEN, HEADER_LEN, SECTIONS};
 use crate::error::{Error, Result};
-use crate::graph::{Arr, ExecGraph, Kind, SourceMap, MAX_VERTICES};
+use crate::graph::{Arr, CollCalls, ExecGraph, Kind, SourceMap, MAX_VERTICES};
 
 /// Load the graph stored at `path`.
 pub fn read(path: &str) -> Result<ExecGraph> {
@@ -53,6 +53,9 @@ fn layout_of(b: &[u8]) -> std::result::Result<(Header, Vec<Entry>), String> {
     }
     for &sec in &SECTIONS {
         let found: Vec<&Entry> = table.iter().filter(|e| e.sec == sec).collect();
+        if found.is_empty() && sec == Sec::Colls {
+            continue; // written before collective calls were kept
+        }
         let [e] = found[..] else {
             return Err(format!("corrupted .lgraph file (section {} appears {} times)", sec.name(), found.len()));
         };
@@ -61,6 +64,7 @@ fn layout_of(b: &[u8]) -> std::result::Result<(Header, Vec<Entry>), String> {
             Sec::Pred => e.count == h.edges,
             Sec::Cpu | Sec::Nic | Sec::SourceLine => e.count == 0 || e.count == n,
             Sec::SourcePath => e.count <= 1 << 16,
+            Sec::Colls => true,
             _ => e.count == n,
         };
         let end = e.count.checked_mul(sec.elem_size() as u64).and_then(|len| e.offset.checked_add(len));
@@ -124,6 +128,10 @@ fn load(map: Mmap, h: &Header, table: &[Entry]) -> std::result::Result<ExecGraph
         order: h.order,
         wildcards: h.wildcards,
         source: source.filter(|_| line.len() == h.vertices as usize).map(|path| SourceMap { path, line }),
+        colls: match table.iter().find(|e| e.sec == Sec::Colls) {
+            Some(e) => CollCalls::from_bytes(bytes(&map, e), h.vertices as usize)?,
+            None => CollCalls::default(),
+        },
     };
     check::graph(&g)?;
     Ok(g)

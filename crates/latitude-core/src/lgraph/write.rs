@@ -38,6 +38,7 @@ pub(crate) fn section_bytes(g: &ExecGraph, sec: Sec) -> Cow<'_, [u8]> {
         Sec::Partner => le_bytes(&g.partner),
         Sec::SourcePath => Cow::Borrowed(g.source.as_ref().map(|s| s.path.as_bytes()).unwrap_or_default()),
         Sec::SourceLine => le_bytes(g.source.as_ref().map(|s| &s.line[..]).unwrap_or_default()),
+        Sec::Colls => Cow::Owned(g.colls.to_bytes()),
     }
 }
 

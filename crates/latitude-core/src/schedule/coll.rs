@@ -91,7 +91,7 @@ impl RankState<'_, '_> {
         let res = (|| -> Result<()> {
             emit(alg, call, &mut prog).map_err(|m| self.err(rec.line, format!("{}: {m}", rec.name())))?;
             let seq = self.coll_seq.entry(comm.id).or_insert(0);
-            let tag = coll_tag(comm.id, *seq);
+            let (tag, instance) = (coll_tag(comm.id, *seq), ((comm.id as u64) << 32) | *seq as u64);
             *seq = seq.wrapping_add(1);
             let sh = &mut *self.sh;
             let first = sh.b.len() as u32;
@@ -99,6 +99,7 @@ impl RankState<'_, '_> {
             self.at(rec.line, r)?;
             let r = placed.join(&mut self.sh.b);
             let collop = self.at(rec.line, r)?;
+            self.sh.b.mark_collective(collop, cc.kind.name(), &alg.label(), call.size, call.bytes, instance);
             self.sh.b.set_lines_from(first, u32::try_from(rec.line).unwrap_or(u32::MAX));
             self.next.extend(placed.start.iter().map(|&s| (s, Dep::Requires)));
             let c = self.gap(rec)?;

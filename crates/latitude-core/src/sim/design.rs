@@ -232,7 +232,8 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         let op = *self.sg.op(i);
         match op.kind {
             Kind::Calc => {
-                let len = self.c.noise.calc(i, op.val);
+                // a collective's join: the rest of its measured time, if drawn (noise.rs)
+                let len = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i));
                 let cause = if O::ON { Cause::ready(self.vx(i)) } else { Cause::NONE };
                 let (t0, t1, slice) = self.phase(i, SliceKind::Calc, self.now, cause, len);
                 self.started(i, t0);

@@ -33,7 +33,8 @@ use crate::model::{p, Classes, Model, Point, NPARAM, TICKS_PER_NS};
 use crate::net::Routes;
 use rayon::prelude::*;
 
-pub use noise::{read_trace, sample_seed, Dist, NoisePlan, NoiseSpec, OsNoise};
+use noise::coll_joins;
+pub use noise::{read_trace, sample_seed, CollAt, CollDelays, Dist, NoisePlan, NoiseSpec, OsNoise};
 pub use prep::{SimGraph, MAX_SIM_RANKS};
 pub use record::{CriticalPath, Record, Slice, SliceKind, SLICE_NAMES};
 
@@ -232,6 +233,8 @@ pub struct Runner<'a> {
     pairs: (usize, PairCosts, bool),
     opts: SimOptions,
     noise: &'a NoiseSpec,
+    /// The collective joins that draw a delay (noise.rs, `coll_joins`).
+    coll_at: CollAt,
     unit: usize,
     plan: Option<(usize, NoisePlan)>,
     design: design::State,
@@ -258,7 +261,8 @@ impl<'a> Runner<'a> {
         };
         let (costs, exact) = pairs_in(&pair_ticks, UNITS[unit]);
         let pairs = (unit, costs, exact);
-        Ok(Runner { g, sg, pt: *pt, pair_ticks, pairs, opts: *opts, noise, unit, plan: None, design: Default::default(), compat: Default::default() })
+        let coll_at = coll_joins(g, &sg.index, noise);
+        Ok(Runner { g, sg, pt: *pt, pair_ticks, pairs, opts: *opts, noise, coll_at, unit, plan: None, design: Default::default(), compat: Default::default() })
     }
 
     /// One simulation with noise drawn from `seed` (a sample seed, see [`sample_seed`]).
@@ -300,7 +304,7 @@ impl<'a> Runner<'a> {
     fn run_in(&mut self, th: Theta, seed: u64) -> Result<(Outcome, Option<Record>)> {
         let upn = UNITS[NS] / UNITS[self.unit];
         if self.plan.as_ref().map(|p| p.0) != Some(self.unit) {
-            self.plan = Some((self.unit, NoisePlan::new(self.noise, upn)));
+            self.plan = Some((self.unit, NoisePlan::new(self.noise, upn, &self.coll_at)));
         }
         let plan = &self.plan.as_ref().unwrap().1;
         let noise = Noise::new(plan, seed, self.g.num_ranks());

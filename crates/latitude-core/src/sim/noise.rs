@@ -11,6 +11,12 @@
 //!   per-rank random phase (one common phase when co-scheduled). A CPU phase [t, t+len)
 //!   is extended by LogGOPSim's amount: the remainder of the noise event active at t plus
 //!   the full duration of every event starting in (t, t+len).
+//! * **Collective delays** (`coll:SAMPLES`) lengthen the join that ends a rank's part of a
+//!   collective call (graph/colls.rs) by a delay drawn from a measured table of that
+//!   collective's configuration (latitude/coll_noise.py makes the tables: measured time minus
+//!   the model's own noiseless time, at least 0). One draw per call, keyed by the call's
+//!   instance, so every member of the call is delayed by the same amount, as a measured call
+//!   ends when its slowest rank does.
 //!
 //! Every draw is a pure function of (seed, sample, op, purpose) — a counter-based
 //! generator (SplitMix64 finalizer), not a stream — so a run is deterministic for a seed,
@@ -19,6 +25,8 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
+
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 
@@ -45,17 +53,32 @@ pub enum OsNoise {
     },
 }
 
+/// Delays (ns) to draw from for the calls of one collective configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollDelays {
+    /// Collective name (`collectives::CollKind::name`), communicator size, message bytes:
+    /// the calls marked with these (graph/colls.rs) draw from `delays_ns`.
+    pub coll: String,
+    pub procs: u32,
+    pub bytes: u64,
+    pub delays_ns: Vec<f64>,
+}
+
 /// All noise of a simulation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NoiseSpec {
     pub calc: Option<Dist>,
     pub latency: Option<Dist>,
     pub os: Vec<OsNoise>,
+    pub coll: Vec<CollDelays>,
 }
+
+/// Per collective join (program index): its delay table and its call's instance key.
+pub type CollAt = FxHashMap<u32, (u32, u64)>;
 
 impl NoiseSpec {
     pub fn is_active(&self) -> bool {
-        self.calc.is_some() || self.latency.is_some() || !self.os.is_empty()
+        self.calc.is_some() || self.latency.is_some() || !self.os.is_empty() || !self.coll.is_empty()
     }
 
     /// Check the values; the error names the offending spec.
@@ -68,6 +91,14 @@ impl NoiseSpec {
             };
             if bad {
                 return Err(Error::in_file("--noise", format!("{name} jitter {d:?}: expected finite σ ≥ 0, or 0 ≤ lo ≤ hi")));
+            }
+        }
+        for t in &self.coll {
+            if t.delays_ns.is_empty() || !t.delays_ns.iter().all(|d| d.is_finite() && *d >= 0.0) {
+                return Err(Error::in_file(
+                    "--noise",
+                    format!("coll delays of {} on {} ranks, {} B: expected one or more finite delays ≥ 0", t.coll, t.procs, t.bytes),
+                ));
             }
         }
         for os in &self.os {
@@ -162,6 +193,7 @@ fn normal(seed: u64, a: u64, b: u64) -> f64 {
 const P_CALC: u64 = 1;
 const P_LAT: u64 = 2 << 8;
 const P_PHASE: u64 = 3 << 8;
+const P_COLL: u64 = 4 << 8;
 
 impl Dist {
     /// Perturbed value of `base` ns for draw (a, b).
@@ -189,6 +221,9 @@ pub struct NoisePlan {
     calc: Option<Dist>,
     latency: Option<Dist>,
     os: Vec<Os>,
+    /// Collective joins and their delay tables (units, ascending).
+    coll_at: CollAt,
+    coll: Vec<Vec<u64>>,
     /// Simulation units per ns.
     upn: u64,
 }
@@ -198,7 +233,9 @@ fn units(ns: f64, upn: u64) -> u64 {
 }
 
 impl NoisePlan {
-    pub fn new(spec: &NoiseSpec, upn: u64) -> NoisePlan {
+    /// The plan of `spec` in units of 1/`upn` ns; `coll_at` places its collective delay
+    /// tables on the graph ([`coll_joins`]).
+    pub fn new(spec: &NoiseSpec, upn: u64, coll_at: &CollAt) -> NoisePlan {
         let os = spec
             .os
             .iter()
@@ -218,11 +255,20 @@ impl NoisePlan {
                 }
             })
             .collect();
-        NoisePlan { calc: spec.calc.clone(), latency: spec.latency.clone(), os, upn }
+        let coll = spec
+            .coll
+            .iter()
+            .map(|t| {
+                let mut d: Vec<u64> = t.delays_ns.iter().map(|&ns| units(ns, upn)).collect();
+                d.sort_unstable();
+                d
+            })
+            .collect();
+        NoisePlan { calc: spec.calc.clone(), latency: spec.latency.clone(), os, coll_at: coll_at.clone(), coll, upn }
     }
 
     pub fn is_active(&self) -> bool {
-        self.calc.is_some() || self.latency.is_some() || !self.os.is_empty()
+        self.calc.is_some() || self.latency.is_some() || !self.os.is_empty() || !self.coll_at.is_empty()
     }
 }
 
@@ -271,6 +317,23 @@ impl<'a> Noise<'a> {
         }
     }
 
+    /// Delay added to op `i` (program index): a draw from its table when it ends a rank's
+    /// part of a collective call with measured delays, else 0.
+    #[inline]
+    pub fn coll(&self, i: u32) -> u64 {
+        if self.plan.coll_at.is_empty() {
+            return 0;
+        }
+        match self.plan.coll_at.get(&i) {
+            None => 0,
+            Some(&(t, instance)) => {
+                let table = &self.plan.coll[t as usize];
+                let k = (unit(hash(self.seed, P_COLL, instance)) * table.len() as f64) as usize;
+                table[k.min(table.len() - 1)]
+            }
+        }
+    }
+
     /// Latency of network traversal `hop` of the message sent by `v` (program index).
     #[inline]
     pub fn latency(&self, v: u32, hop: u64, l: u64) -> u64 {
@@ -303,6 +366,24 @@ impl<'a> Noise<'a> {
         }
         total
     }
+}
+
+/// Where the delay tables of `spec` apply: every marked collective join (graph/colls.rs)
+/// whose (collective, ranks, bytes) has a table, by program index (`index`: vertex →
+/// program index). Joins without a table get no delay.
+pub(crate) fn coll_joins(g: &crate::graph::ExecGraph, index: &[u32], spec: &NoiseSpec) -> CollAt {
+    let mut out = CollAt::default();
+    if spec.coll.is_empty() {
+        return out;
+    }
+    let calls = g.colls();
+    for m in &calls.marks {
+        let coll = &calls.kinds[m.kind as usize].0;
+        if let Some(t) = spec.coll.iter().position(|t| &t.coll == coll && t.procs == m.procs && t.bytes == m.bytes) {
+            out.insert(index[m.vertex as usize], (t as u32, m.instance));
+        }
+    }
+    out
 }
 
 /// Noise events at phase + kP (all integers k), each `d` long.
@@ -357,7 +438,7 @@ mod tests {
 
     #[test]
     fn draws_are_deterministic_and_distributed() {
-        let plan = NoisePlan::new(&NoiseSpec { calc: Some(Dist::Gaussian { sigma: 0.1, relative: true }), ..Default::default() }, 1);
+        let plan = NoisePlan::new(&NoiseSpec { calc: Some(Dist::Gaussian { sigma: 0.1, relative: true }), ..Default::default() }, 1, &CollAt::default());
         let a = Noise::new(&plan, 42, 4);
         let b = Noise::new(&plan, 42, 4);
         let xs: Vec<u64> = (0..20000).map(|v| a.calc(v, 1000)).collect();
@@ -372,7 +453,7 @@ mod tests {
 
     #[test]
     fn lognormal_is_mean_preserving() {
-        let plan = NoisePlan::new(&NoiseSpec { calc: Some(Dist::LogNormal { sigma: 0.5 }), ..Default::default() }, 1000);
+        let plan = NoisePlan::new(&NoiseSpec { calc: Some(Dist::LogNormal { sigma: 0.5 }), ..Default::default() }, 1000, &CollAt::default());
         let n = Noise::new(&plan, 7, 1);
         let mean = (0..40000).map(|v| n.calc(v, 1000) as f64).sum::<f64>() / 40000.0;
         assert!((mean - 1_000_000.0).abs() < 10_000.0, "mean {mean}");
