@@ -4,6 +4,7 @@ schedule), and fit/predict end to end on a real measurement."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import sys
@@ -227,3 +228,52 @@ def test_coll_model_bad_input(tmp_path):
     )
     (tmp_path / "s.csv").write_text("coll,algorithm,procs,bytes,run,time_us\nbcast,chain,2,4,1,1.0\n")
     one_line(run_cli("coll-model", "fit", tmp_path / "s.csv", check=False), "p2p")
+
+
+# 2 nodes of 2 ranks: intra-node 0.5 µs, between nodes 50.5 µs, so the injector adds 50 µs to
+# every message between ranks on different emulated nodes
+TWO_NODES = """\
+L = "50.5us"
+o = "1us"
+S = "65536"
+[nodes]
+ranks_per_node = 2
+[intra]
+L = "0.5us"
+G = "0.01ns"
+"""
+
+
+def test_measure_on_emulated_nodes_and_fit_alpha_per_channel(tracer_cache, tmp_path):
+    """4 ranks on 2 emulated nodes: every row records the nodes and the emulated delay, and
+    coll-model fits the emulated channel's α above shared memory's by about that delay."""
+    (tmp_path / "m.toml").write_text(TWO_NODES)
+    (tmp_path / "map.txt").write_text("0 0 1 1\n")
+    out = tmp_path / "emu.csv"
+    cmd = [sys.executable, "-m", "latitude", "measure-coll", "-o", out, "--colls", "p2p,bcast"]
+    cmd += ["--machine", tmp_path / "m.toml", "--placement", tmp_path / "map.txt"]
+    cmd += ["--sizes", "4,1KiB,16KiB", "--iters", "300", "--warmup", "10"]
+    run(cmd + ["--", OMPI_RUN, "--oversubscribe", "-np", "4"], timeout=300)
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["channels"], r["nodes"], r["emulated_ns"]) for r in rows} == {("shm+emulated", "0;0;1;1", "50000")}
+    model = tmp_path / "model.json"
+    run_cli("coll-model", "fit", out, "-o", model)
+    ch = json.loads(model.read_text())["channels"]
+    assert set(ch) == {"shm", "emulated"}
+    gap = ch["emulated"]["alpha_us"] - ch["shm"]["alpha_us"]
+    assert 40 < gap < 65, ch  # 50 µs added per message; a loaded host only adds
+
+
+def test_emulated_nodes_bad_options(tracer_cache, tmp_path):
+    (tmp_path / "m.toml").write_text(TWO_NODES)
+    (tmp_path / "map.txt").write_text("0 0 1 1\n")
+    base = ["measure-coll", "-o", tmp_path / "x.csv", "--colls", "bcast"]
+    launch = ["--", OMPI_RUN, "-np", "4"]
+    proc = run_cli(*base, "--placement", tmp_path / "map.txt", *launch, check=False)
+    one_line(proc, "--placement: needs --machine")
+    proc = run_cli(*base, "--machine", tmp_path / "m.toml", *launch, check=False)
+    one_line(proc, "--machine: only used with --placement")
+    emu = ("--machine", tmp_path / "m.toml", "--placement", tmp_path / "map.txt")
+    proc = run_cli(*base, *emu, "--algorithms", "bcast=chain", *launch, check=False)
+    one_line(proc, "injector runs bcast as Latitude's default preset")

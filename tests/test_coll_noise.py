@@ -50,7 +50,7 @@ def _simulate(graph, *extra):
 
 def test_the_graph_marks_each_ranks_end_of_a_call(tmp_path):
     g = api.load(str(_trace(tmp_path / "t", calls=3)), progress=False)
-    c = g._h.coll_calls()
+    c = g.coll_calls()
     arrays = g.arrays(edges=False)
     assert len(c["vertex"]) == 6 and c["kinds"][0][0] == "allreduce"
     assert sorted(c["procs"].tolist()) == [2] * 6 and set(c["bytes"].tolist()) == {16}
@@ -73,7 +73,7 @@ def test_degenerate_distribution_adds_exactly_the_excess(tmp_path):
     assert noisy["runtime_ns"] == quiet["runtime_ns"] + 4_000
     assert noisy["rank_end_ns"] == [25_000, 25_000]
     # the model's time as coll_noise computes it
-    cfg = next(iter(coll_noise.graph_configs(api.load(str(graph), progress=False)._h)))
+    cfg = next(iter(coll_noise.graph_configs(api.load(str(graph), progress=False))))
     t = coll_noise.model_time_ns(cfg, 2, 16, Params(L=1000, o=0, g=0, G=0, O=0), {"semantics": "design"})
     assert t == 1000.0
 
@@ -154,7 +154,7 @@ def test_end_to_end_from_a_measure_coll_run(ompi_apps, tmp_path):
     trace(tr, [OMPI_RUN, "--oversubscribe", "-np", "2", ompi_apps / "cg", "--px", "2", "--py", "1", "--iters", "5"])
     quiet = _simulate(tr)
     noisy = _simulate(tr, "--noise", f"coll:{samples}")
-    calls = len(api.load(str(tr), progress=False)._h.coll_calls()["vertex"]) // 2
+    calls = len(api.load(str(tr), progress=False).coll_calls()["vertex"]) // 2
     assert calls >= 10
     t = np.array([float(r["time_us"]) for r in csv.DictReader(open(samples))]) * 1e3
     assert quiet["runtime_ns"] < noisy["runtime_ns"] <= quiet["runtime_ns"] + calls * t.max()

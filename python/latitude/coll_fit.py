@@ -78,16 +78,28 @@ class Model:
         return m
 
 
+EMULATED = "emulated:"  # prefix of an emulated node in a placement
+
+
 def channel_name(hosts: list[str], i: int, j: int) -> str:
-    return "shm" if hosts[i] == hosts[j] else "network"
+    """shm within a host (or an emulated node), network between hosts, emulated between the
+    injector's emulated nodes (measure-coll --placement)."""
+    if hosts[i] == hosts[j]:
+        return "shm"
+    return "emulated" if hosts[i].startswith(EMULATED) else "network"
 
 
 def _medians(cols: dict, stat: str = "median") -> dict[tuple, tuple[float, list[str]]]:
-    """(coll, alg, P, bytes) -> (the statistic of its calls in µs, the placement of the run)."""
+    """(coll, alg, P, bytes) -> (the statistic of its calls in µs, the placement of the run:
+    each rank's emulated node when the run emulated nodes, else its host)."""
     q = STATS[stat]
     out = {}
+    nodes = cols.get("nodes") or [""] * len(cols["hosts"])
     for key, idx in variability.groups(cols).items():
-        hosts = cols["hosts"][idx[0]].split(";") if cols["hosts"][idx[0]] else []
+        if nodes[idx[0]]:
+            hosts = [EMULATED + n for n in nodes[idx[0]].split(";")]
+        else:
+            hosts = cols["hosts"][idx[0]].split(";") if cols["hosts"][idx[0]] else []
         if len(hosts) != key[2]:
             hosts = ["host"] * key[2]  # no placement recorded: one host
         out[key] = (float(np.percentile(cols["time_us"][idx], q)), hosts)

@@ -51,9 +51,10 @@ class Config:
     bytes: int
 
 
-def graph_configs(core_graph) -> dict[Config, int]:
-    """The collective configurations of a graph and how many rank-parts of calls each has."""
-    c = core_graph.coll_calls()
+def graph_configs(graph) -> dict[Config, int]:
+    """The collective configurations of a graph (a latitude.Graph or its core handle: both
+    have `coll_calls`) and how many rank-parts of calls each has."""
+    c = graph.coll_calls()
     out: dict[Config, int] = {}
     for kind, procs, size in zip(c["kind"].tolist(), c["procs"].tolist(), c["bytes"].tolist()):
         coll, alg = c["kinds"][kind]

@@ -18,6 +18,15 @@ call (the collective is done when its last rank is), ``mean_us`` the mean over t
 Every row carries the run's metadata (MPI library and version, launcher, algorithm, P, size,
 the ranks' hosts and cores, which channels were real, and the background metric b when a
 Slurm queue is reachable), so one file is self-describing and loads into pandas as is.
+
+**Emulated nodes** (`--machine M --placement P`): the run goes through the latency injector
+(latitude.emulate), which delays every message between ranks placed on different nodes of M
+by M's latency for the pair minus its intra-node one. Then `nodes` holds each rank's emulated
+node, `emulated_ns` the distinct extra delays between nodes (`;`-separated, ns: the emulated
+channel's α on top of shared memory; its bandwidth stays shared memory's), and `channels`
+says `shm+emulated`. The injector runs collectives itself, as the schedules of Latitude's
+default preset: under emulation only `default` is measured, and it is that preset's
+algorithm, not the library's.
 """
 
 from __future__ import annotations
@@ -86,6 +95,8 @@ COLUMNS = [
     "b_refined",
     "timing",
     "skew_us",
+    "nodes",
+    "emulated_ns",
 ]
 
 
@@ -183,11 +194,12 @@ class BenchRun:
         """Each rank's host, in rank order (`;`-separated): the placement measured."""
         return ";".join(self.ranks[r][0] for r in sorted(self.ranks))
 
-    def channels(self) -> str:
-        """The channels the messages really used: shared memory within a host, the network
-        between hosts (issue 19's emulated nodes would add emulated ones)."""
+    def channels(self, nodes: list[int] | None = None) -> str:
+        """The channels the messages used: shared memory within a host, the network between
+        hosts, and with emulated `nodes` (one per rank) the injector's delays between them."""
         hosts = {h for h, _ in self.ranks.values()}
-        return "shm" if len(hosts) <= 1 else ("network" if len(hosts) == len(self.ranks) else "shm+network")
+        real = "shm" if len(hosts) <= 1 else ("network" if len(hosts) == len(self.ranks) else "shm+network")
+        return real + "+emulated" if nodes and len(set(nodes)) > 1 else real
 
     def per_call(self, size: int) -> tuple[list[float], list[float], list[float | None]]:
         """Per timed call: its latency, the mean over ranks of their own times, and the
@@ -212,6 +224,21 @@ class BenchRun:
 
 
 @dataclass(frozen=True)
+class Emulation:
+    """Emulated nodes (latitude.emulate.emulated_nodes): the injector's options, each rank's
+    node and the pair-delay matrix (ns)."""
+
+    inject: object  # latitude.inject.InjectOptions
+    nodes: list
+    matrix: list
+
+    def extra_ns(self) -> str:
+        """The distinct extra delays between emulated nodes, `;`-separated (ns)."""
+        vals = sorted({round(v, 3) for row in self.matrix for v in row if v > 0})
+        return ";".join(f"{v:g}" for v in vals)
+
+
+@dataclass(frozen=True)
 class BenchOptions:
     colls: tuple[str, ...] = COLLECTIVES
     algorithms: dict = field(default_factory=dict)  # coll -> [alg names]
@@ -220,27 +247,39 @@ class BenchOptions:
     warmup: int = 100
     root: int = 0
     timeout: float = 1800
+    emulation: Emulation | None = None
 
 
 def rows_of(
-    run_id: int, started: str, family: str, launch_argv: list[str], coll: str, alg: str, r: BenchRun, b
+    run_id: int,
+    started: str,
+    family: str,
+    launch_argv: list[str],
+    coll: str,
+    alg: str,
+    r: BenchRun,
+    b,
+    emulation: Emulation | None = None,
 ) -> list[list]:
     """The samples-table rows of one run (COLUMNS order)."""
     cpus = ";".join(str(r.ranks[k][1]) for k in sorted(r.ranks))
-    meta_tail = [r.hosts(), cpus, r.channels(), b.b if b else None, b.refined if b else None]
+    nodes = emulation.nodes if emulation else None
+    meta_tail = [r.hosts(), cpus, r.channels(nodes), b.b if b else None, b.refined if b else None]
+    emulated = [";".join(map(str, nodes)), emulation.extra_ns()] if emulation else [None, None]
     timing = "window" if r.window_us > 0 else "slowest-rank"
     rows = []
     if coll in P2P_MODES:  # rank 0's times per peer / fan-out width
         for (size, k), vals in sorted(r.samples.items()):
             label = f"{'peer' if coll == 'p2p' else 'k'}={k}"
             head = [run_id, started, family, r.library, " ".join(launch_argv), coll, label, r.procs, size]
-            rows.extend(head + [i, round(v, 3), round(v, 3)] + meta_tail + ["rank0", None] for i, v in enumerate(vals))
+            tail = meta_tail + ["rank0", None] + emulated
+            rows.extend(head + [i, round(v, 3), round(v, 3)] + tail for i, v in enumerate(vals))
         return rows
     for size in r.sizes():
         latency, mean, skew = r.per_call(size)
         head = [run_id, started, family, r.library, " ".join(launch_argv), coll, alg, r.procs, size]
         rows.extend(
-            head + [i, round(t, 3), round(m, 3)] + meta_tail + [timing, None if k is None else round(k, 3)]
+            head + [i, round(t, 3), round(m, 3)] + meta_tail + [timing, None if k is None else round(k, 3)] + emulated
             for i, (t, m, k) in enumerate(zip(latency, mean, skew))
         )
     return rows
@@ -261,19 +300,32 @@ def measure(launch, opts: BenchOptions, rebuild: bool = False, progress=None) ->
             argv += ["--iters", str(opts.iters), "--warmup", str(opts.warmup), "--root", str(opts.root)]
             before = slurm.background_now()
             started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-            cmd, run_env = launch.command(env, argv)
-            run = launcher.run(cmd, run_env, timeout=opts.timeout)
-            if run.returncode != 0:
-                raise ToolError(run.failure(f"`{' '.join(cmd)}` ({coll} {alg})"))
-            bench = BenchRun.parse(run.stdout)
+            bench = BenchRun.parse(_run(launch, env, argv, opts, f"{coll} {alg}"))
+            if opts.emulation is not None and bench.procs != len(opts.emulation.nodes):
+                n = len(opts.emulation.nodes)
+                raise InputError("--placement", f"places {n} ranks, the launch ran {bench.procs}")
             if coll in P2P_MODES and bench.procs < 2:
                 raise InputError("command", f"{coll} measures between ranks: launch at least 2")
             b = slurm.stable(before, slurm.background_now())
             run_id += 1
-            rows.extend(rows_of(run_id, started, launch.info.family, launch.argv, coll, alg, bench, b))
+            rows.extend(rows_of(run_id, started, launch.info.family, launch.argv, coll, alg, bench, b, opts.emulation))
             if progress:
                 progress(coll, alg)
     return rows
+
+
+def _run(launch, env: dict, argv: list[str], opts: BenchOptions, what: str) -> str:
+    """One timing run's output: plain, or under the injector on emulated nodes (where the
+    algorithm environment is empty: only `default` is measured there)."""
+    from latitude import inject
+
+    if opts.emulation is not None:
+        return inject.run_injected(launch, opts.emulation.inject, argv=argv, timeout=opts.timeout).stdout or ""
+    cmd, run_env = launch.command(env, argv)
+    run = launcher.run(cmd, run_env, timeout=opts.timeout)
+    if run.returncode != 0:
+        raise ToolError(run.failure(f"`{' '.join(cmd)}` ({what})"))
+    return run.stdout
 
 
 # ---- the samples file ----

@@ -23,17 +23,38 @@ to a round trip); a class that misses is measured again (up to 3 times) before i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections import Counter
 
 from latitude import inject
-from latitude.errors import ToolError
+from latitude import placement as maps
+from latitude.errors import InputError, ToolError
 from latitude.outputs import write_text
 from latitude.place_model import PairCosts
 
 TOLERANCE_NS = 500.0
 TOLERANCE_REL = 0.03
+
+
+def emulated_nodes(machine: str, placement: str, pair_file: str, opts: inject.InjectOptions):
+    """`opts` extended to emulate `machine`'s nodes as `placement` puts the ranks on them
+    (the pair-delay matrix written to `pair_file`); also each rank's node and the matrix."""
+    from latitude.params import Params
+
+    params = Params.from_machine(machine)
+    if params.machine is None:
+        raise InputError("--machine", "emulating nodes needs a machine file with [nodes] (docs/network.md)")
+    m = maps.read_map(placement)
+    nodes = maps.check(m, len(m.nodes), params.machine.ranks_per_node, params.machine.nodes())
+    matrix = pair_delta(params, nodes)
+    write_matrix(pair_file, matrix)
+    return (
+        dataclasses.replace(opts, pair_delta=pair_file, one_way=host_one_way(params)),
+        [int(n) for n in nodes],
+        matrix,
+    )
 
 
 def pair_delta(params, nodes) -> list:

@@ -293,6 +293,12 @@ class Graph:
         dependency with `edges`."""
         return self._h.arrays(edges=edges)
 
+    def coll_calls(self) -> dict:
+        """Each rank's end of each collective call, for a graph scheduled from a trace (empty
+        otherwise): `kinds`, (collective, algorithm) pairs, and per mark numpy arrays `vertex`,
+        `kind` (index into kinds), `procs`, `bytes`, `instance` (shared by a call's members)."""
+        return self._h.coll_calls()
+
     # -- analyses -----------------------------------------------------------------------
 
     def predict(self, params: Params | None = None, path_steps: int = 0, **kw) -> Prediction:

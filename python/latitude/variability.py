@@ -31,6 +31,8 @@ from latitude.errors import InputError
 KEY = ("coll", "algorithm", "procs", "bytes")
 NEEDED = (*KEY, "run", "time_us")
 BIMODAL = 5 / 9
+# placement columns (text, empty when absent): the ranks' hosts, their emulated nodes
+OPTIONAL = ("hosts", "nodes")
 
 
 @dataclass
@@ -127,7 +129,7 @@ def _read_csv(path: str) -> dict:
                     f"expected a header with the columns {', '.join(NEEDED)} (missing {', '.join(missing)})",
                 )
             idx = {c: header.index(c) for c in header}
-            cols: dict[str, list] = {c: [] for c in (*NEEDED, "b", "hosts")}
+            cols: dict[str, list] = {c: [] for c in (*NEEDED, "b", *OPTIONAL)}
             for n, row in enumerate(reader, start=2):
                 if not row:
                     continue
@@ -171,7 +173,8 @@ def _append_row(cols: dict, row: list[str], idx: dict) -> None:
     cols["run"].append(row[idx["run"]])
     cols["coll"].append(row[idx["coll"]])
     cols["algorithm"].append(row[idx["algorithm"]])
-    cols["hosts"].append(row[idx["hosts"]] if "hosts" in idx else "")
+    for name in OPTIONAL:
+        cols[name].append(row[idx[name]] if name in idx else "")
     b = row[idx["b"]] if "b" in idx else ""
     cols["b"].append(number("b") if b.strip() else math.nan)
 
@@ -192,11 +195,12 @@ def _read_parquet(path: str) -> dict:
     cols["b"] = table.column("b").to_pylist() if "b" in table.column_names else [None] * table.num_rows
     cols["b"] = [math.nan if v is None else float(v) for v in cols["b"]]
     cols["run"] = [str(v) for v in cols["run"]]
-    cols["hosts"] = (
-        [str(v or "") for v in table.column("hosts").to_pylist()]
-        if "hosts" in table.column_names
-        else [""] * table.num_rows
-    )
+    for name in OPTIONAL:
+        cols[name] = (
+            [str(v or "") for v in table.column(name).to_pylist()]
+            if name in table.column_names
+            else [""] * table.num_rows
+        )
     t = np.asarray(cols["time_us"], dtype=float)
     if not np.all(np.isfinite(t)) or np.any(t < 0):
         raise InputError(path, "expected finite times ≥ 0 in time_us")

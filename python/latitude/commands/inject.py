@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import shlex
@@ -11,7 +10,6 @@ import tempfile
 from pathlib import Path
 
 from latitude import inject, launcher
-from latitude import placement as maps
 from latitude.commands.launch_args import add_launch_args
 from latitude.errors import InputError, ToolError
 from latitude.params import Params
@@ -101,13 +99,7 @@ def options(args, pair_file: str | None = None) -> inject.InjectOptions:
     if args.placement:
         if not args.machine:
             raise InputError("--placement", "needs --machine (the machine whose nodes are emulated)")
-        params = Params.from_machine(args.machine)
-        if params.machine is None:
-            raise InputError("--machine", "emulating nodes needs a machine file with [nodes] (docs/network.md)")
-        m = maps.read_map(args.placement)
-        nodes = maps.check(m, len(m.nodes), params.machine.ranks_per_node, params.machine.nodes())
-        emulate.write_matrix(pair_file, emulate.pair_delta(params, nodes))
-        opts = dataclasses.replace(opts, pair_delta=pair_file, one_way=emulate.host_one_way(params))
+        opts = emulate.emulated_nodes(args.machine, args.placement, pair_file, opts)[0]
     return opts
 
 

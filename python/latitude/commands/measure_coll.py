@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
+import tempfile
 
 from latitude import collbench, inject
 from latitude.commands.launch_args import add_launch_args, require_positive
@@ -16,6 +19,8 @@ examples:
   latitude measure-coll --colls bcast,reduce --algorithms 'bcast=binomial,chain;reduce=default,binary' \\
       --sizes 4,1KiB,64KiB --iters 2000 -o bcast.parquet -- mpirun -np 4
   latitude variability coll.csv --violin coll.png
+  latitude measure-coll --machine m.toml --placement 0,0,1,1 --colls p2p,fanout,bcast -o emu.csv \
+      -- mpirun -np 4                     # 2 emulated nodes: coll-model fits shm and emulated
 
 The launcher is given without a program: Latitude appends its timing program (built once for
 this MPI, like the tracer) and runs it once per collective and algorithm. Algorithms are named
@@ -23,7 +28,13 @@ as in `--coll` (docs/schedule.md) and forced through the library's own parameter
 coll_tuned MCA parameters or MPICH's MPIR_CVAR_*_INTRA_ALGORITHM; `default` leaves the
 library's choice. Per size: --warmup calls, then --iters calls each after a barrier, timed on
 every rank; a sample is the slowest rank's time of one call. Each row carries the run's
-metadata (MPI library, algorithm, P, size, hosts and cores, channels, Slurm's b)."""
+metadata (MPI library, algorithm, P, size, hosts and cores, channels, Slurm's b).
+
+--machine M --placement P runs on emulated nodes (as `latitude inject`): messages between
+ranks placed on different nodes of M are delayed by M's latency for the pair minus its
+intra-node one. Rows then record each rank's node (`nodes`), the added delays (`emulated_ns`)
+and `channels` shm+emulated. The injector runs the collectives itself (Latitude's default
+preset), so only the `default` algorithm can be measured there (docs/collectives.md)."""
 
 
 def register(subparsers) -> None:
@@ -57,6 +68,12 @@ def register(subparsers) -> None:
     p.add_argument("--iters", type=int, default=1000, help="timed calls per size (default 1000)")
     p.add_argument("--warmup", type=int, default=100, help="untimed calls first (default 100)")
     p.add_argument("--root", type=int, default=0, help="root of bcast and reduce (default 0)")
+    p.add_argument("--machine", metavar="TOML", help="with --placement: the machine whose nodes are emulated")
+    p.add_argument(
+        "--placement",
+        metavar="MAP",
+        help="emulate --machine's nodes on this host: a rank→node map (list, rankfile or Slurm host list)",
+    )
     add_launch_args(p, "the timing program", "the launch command without a program, e.g. mpirun -np 4")
     p.set_defaults(func=run)
 
@@ -86,6 +103,35 @@ def options(args) -> collbench.BenchOptions:
 def run(args) -> int:
     opts = options(args)
     collbench.output_format(args.output)  # a wrong name is refused before minutes of measuring
+    if not args.placement:
+        if args.machine:
+            raise InputError("--machine", "only used with --placement (the emulated nodes)")
+        return _run(args, opts)
+    with tempfile.TemporaryDirectory(prefix="latitude-pairs-") as tmp:
+        return _run(args, _emulated(args, opts, os.path.join(tmp, "pair-delta.txt")))
+
+
+def _emulated(args, opts: collbench.BenchOptions, pair_file: str) -> collbench.BenchOptions:
+    """`opts` on the emulated nodes of --machine as --placement puts the ranks."""
+    from latitude import emulate  # numpy: start-up only emulated nodes pay
+    from latitude.params import Params
+
+    if not args.machine:
+        raise InputError("--placement", "needs --machine (the machine whose nodes are emulated)")
+    for coll in opts.colls:
+        others = [a for a in opts.algorithms[coll] if a != "default"]
+        if others:
+            raise InputError(
+                "--algorithms",
+                f"on emulated nodes the injector runs {coll} as Latitude's default preset: "
+                f"{', '.join(others)} cannot be forced (measure default)",
+            )
+    base = inject.InjectOptions.for_machine(Params.from_machine(args.machine))
+    emu = collbench.Emulation(*emulate.emulated_nodes(args.machine, args.placement, pair_file, base))
+    return dataclasses.replace(opts, emulation=emu)
+
+
+def _run(args, opts: collbench.BenchOptions) -> int:
     launch = inject.Launch.resolve(args.command, args.mpicc)
     for coll in opts.colls:  # every algorithm exists in this library before the first run
         for alg in opts.algorithms[coll]:
