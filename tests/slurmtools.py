@@ -2,11 +2,15 @@
 scripts/setup), started here as root with a generated slurm.conf in a private directory.
 
 munged runs with a fresh key and its own socket; slurmctld and slurmd listen on free ports
-on 127.0.0.1. The one real node `HOST` has 8 CPUs declared (config_overrides: a 2-core test
-machine still runs 4-rank jobs); three more nodes (`spare[1-3]`) are configured DOWN in
-another partition, so the cluster counts 4 nodes, as sinfo reports them. Every command sees
-the cluster through SLURM_CONF (the env the fixture yields). Everything is stopped and
-removed at the end of the session.
+on 127.0.0.1. The real node `HOST` has 8 CPUs declared (config_overrides: a 2-core test
+machine still runs 4-rank jobs) and is the default partition `debug`. `spare1` is a second
+node on the same machine, served by a second slurmd (its own port, spool and pid file, from a
+copy of slurm.conf), in the partition `pair` with `HOST` only: a job of `-p pair -N 2` spans
+two nodes and so counts as network traffic for b (latitude.slurm), while jobs of the default
+partition stay on `HOST`. `spare[2-3]` are configured DOWN in a third partition, so the
+cluster counts 4 nodes, as sinfo reports them. Every command sees the cluster through
+SLURM_CONF (the env the fixture yields). Everything is stopped and removed at the end of the
+session.
 """
 
 from __future__ import annotations
@@ -35,10 +39,17 @@ def _daemon(path: str) -> str | None:
     return shutil.which(path) or next((p for p in (f"/usr/sbin/{path}", f"/sbin/{path}") if os.path.exists(p)), None)
 
 
-def slurm_conf(d: Path, host: str) -> str:
-    ctld, slurmd = _free_port(), _free_port()
-    while slurmd == ctld:
-        slurmd = _free_port()
+def _ports(n: int) -> list[int]:
+    out: list[int] = []
+    while len(out) < n:
+        p = _free_port()
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def slurm_conf(d: Path, host: str, ports: list[int]) -> str:
+    ctld, slurmd, spare = ports
     return f"""\
 ClusterName=latitude
 SlurmctldHost={host}(127.0.0.1)
@@ -66,10 +77,23 @@ SchedulerType=sched/builtin
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 NodeName={host} NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-NodeName=spare[1-3] NodeAddr=127.0.0.1 CPUs=1 State=DOWN
+NodeName=spare1 NodeAddr=127.0.0.1 Port={spare} CPUs=8 State=UNKNOWN
+NodeName=spare[2-3] NodeAddr=127.0.0.1 CPUs=1 State=DOWN
 PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-PartitionName=spare Nodes=spare[1-3] MaxTime=INFINITE State=UP
+PartitionName=pair Nodes={host},spare1 MaxTime=INFINITE State=UP
+PartitionName=spare Nodes=spare[2-3] MaxTime=INFINITE State=UP
 """
+
+
+def spare_conf(d: Path, conf: str, port: int) -> str:
+    """slurm.conf as the second slurmd (node spare1) reads it: its own port, spool, pid, log."""
+    own = {"SlurmdPort": port, "SlurmdSpoolDir": d / "spool2", "SlurmdPidFile": d / "slurmd2.pid"}
+    own["SlurmdLogFile"] = d / "slurmd2.log"
+    lines = []
+    for ln in conf.splitlines():
+        key = ln.partition("=")[0]
+        lines.append(f"{key}={own[key]}" if key in own else ln)
+    return "\n".join(lines) + "\n"
 
 
 class Cluster:
@@ -83,13 +107,15 @@ class Cluster:
 
     def start(self) -> None:
         d = self.dir
-        for sub in ("munge", "state", "spool"):
+        for sub in ("munge", "state", "spool", "spool2"):
             (d / sub).mkdir(mode=0o700)
         key = d / "munge" / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o400)
         (d / "munge").chmod(0o711)  # munged wants the socket's directory traversable
-        (d / "slurm.conf").write_text(slurm_conf(d, self.host))
+        ports = _ports(3)
+        (d / "slurm.conf").write_text(slurm_conf(d, self.host, ports))
+        (d / "slurm-spare1.conf").write_text(spare_conf(d, (d / "slurm.conf").read_text(), ports[2]))
         m = d / "munge"
         self._spawn(
             _daemon("munged"),
@@ -104,7 +130,9 @@ class Cluster:
         self._wait(lambda: (m / "sock").exists(), "munged")
         self._spawn(_daemon("slurmctld"), "-D", "-i", "-f", str(d / "slurm.conf"))
         self._spawn(_daemon("slurmd"), "-D", "-f", str(d / "slurm.conf"), "-N", self.host)
-        self._wait(lambda: "idle" in self.run("sinfo", "-h", "-n", self.host, "-o", "%t", check=False).stdout, "slurmd")
+        self._spawn(_daemon("slurmd"), "-D", "-f", str(d / "slurm-spare1.conf"), "-N", "spare1")
+        for node in (self.host, "spare1"):
+            self._wait(lambda n=node: "idle" in self.run("sinfo", "-h", "-n", n, "-o", "%t", check=False).stdout, node)
 
     def _spawn(self, *argv) -> None:
         log = open(self.dir / f"{Path(argv[0]).name}.out", "w")

@@ -92,6 +92,34 @@ def test_measure_coll_under_slurm_records_b(slurm_cluster, tracer_cache, tmp_pat
     assert [c["b"] for c in doc["configurations"]] == [0.0, 0.0]
 
 
+def test_b_above_zero_on_a_live_queue_is_recorded_with_the_measurement(slurm_cluster, tracer_cache, tmp_path):
+    """Beside the measurement, sharing its node: a two-node job (partition `pair`: the real
+    node and spare1, so it counts as network traffic) and a one-node job. b and the refined b
+    recorded with every sample are > 0 and what the formula gives for the live queue:
+    N_c = 2 of N_t = 4 nodes, N'_c = 2, N_a = 2 + 1."""
+    c = slurm_cluster
+    bg = ("-o", "/dev/null", "--wrap", "sleep 300")
+    jobs = [
+        c.run("sbatch", "--parsable", "-p", "pair", "-N", "2", "-n", "2", *bg).stdout.strip(),
+        c.run("sbatch", "--parsable", "-n", "1", *bg).stdout.strip(),
+    ]
+    try:
+        live = _running(c, 2)
+        parsed = slurm.parse_squeue(live)
+        assert sorted(len(nodes) for _, nodes in parsed) == [1, 2] and all(c.host in n for _, n in parsed)
+        want = slurm.background(parsed, 4)
+        assert want.b == 0.5 and want.refined == pytest.approx(0.5 * (2 / 4 + 2 / 3))
+        out = tmp_path / "coll.csv"
+        opts = ("--colls", "bcast", "--algorithms", "bcast=binomial", "--sizes", "4", "--iters", "200")
+        _latitude(c, "measure-coll", "-o", out, *opts, "--warmup", "10", "--", "srun", "-n", "2", "--mpi=pmix")
+        assert slurm.parse_squeue(c.run(*slurm.SQUEUE).stdout) == parsed  # the queue held still
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert len(rows) == 200 and {(float(r["b"]), float(r["b_refined"])) for r in rows} == {(want.b, want.refined)}
+    finally:
+        c.run("scancel", *jobs, check=False)
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_trace_through_srun(slurm_cluster, tracer_cache, tmp_path, mpi):
     cc, plugin = (OMPI_CC, "pmix") if mpi == "openmpi" else ("mpicc.mpich", "pmi2")
