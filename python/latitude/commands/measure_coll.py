@@ -19,8 +19,8 @@ examples:
   latitude measure-coll --colls bcast,reduce --algorithms 'bcast=binomial,chain;reduce=default,binary' \\
       --sizes 4,1KiB,64KiB --iters 2000 -o bcast.parquet -- mpirun -np 4
   latitude variability coll.csv --violin coll.png
-  latitude measure-coll --machine m.toml --placement 0,0,1,1 --colls p2p,fanout,bcast -o emu.csv \
-      -- mpirun -np 4                     # 2 emulated nodes: coll-model fits shm and emulated
+  latitude measure-coll --machine m.toml --placement map.txt --colls p2p,fanout,bcast -o emu.csv \
+      -- mpirun -np 4          # map.txt: 0 0 1 1, 2 emulated nodes: coll-model fits shm and emulated
 
 The launcher is given without a program: Latitude appends its timing program (built once for
 this MPI, like the tracer) and runs it once per collective and algorithm. Algorithms are named
