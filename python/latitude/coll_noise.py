@@ -10,7 +10,8 @@ call, `time_us` the slowest rank's time of that call).
 the rows of c measured with A (our algorithm names, as measure-coll writes them), else those
 of `default` (what the library chose); among them the nearest P (in log P), then the nearest
 size (in log m). A substitute configuration is named in a note; a collective without any
-rows (a barrier, say) gets no delay, also in a note.
+rows (a barrier, say) gets no delay, also in a note, and neither does a call on a one-rank
+communicator (it sends nothing).
 
 **The excess.** The simulator already charges the call the model's own time, so drawing the
 measured time itself would count the mean twice. With t_1..t_n the measured times of the
@@ -119,6 +120,8 @@ def tables(core_graph, spec: dict, params, semantics: dict) -> tuple[dict, list[
     cols = {k: [v[i] for i in keep] if isinstance(v, list) else v[keep] for k, v in cols.items()}
     out, notes, missing = [], [], {}
     for cfg, count in sorted(configs.items(), key=lambda kv: (kv[0].coll, kv[0].procs, kv[0].bytes)):
+        if cfg.procs < 2:  # a call on a one-rank communicator sends nothing: nothing to delay
+            continue
         pick = choose(cols, cfg)
         if pick is None:
             missing[cfg.coll] = missing.get(cfg.coll, 0) + count
