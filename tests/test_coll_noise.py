@@ -145,20 +145,22 @@ def test_bad_inputs_one_line(tmp_path):
 def test_end_to_end_from_a_measure_coll_run(ompi_apps, tmp_path):
     """measure-coll times MPI_Allreduce of 8 bytes on 2 real ranks; cg (2 allreduces of one
     double per iteration) is traced on 2 ranks; its simulation with those measurements is
-    slower than without, by no more than every call drawing the largest excess."""
+    slower than without, by no more than every call drawing the largest measured time."""
     samples = tmp_path / "coll.csv"
     cmd = [sys.executable, "-m", "latitude", "measure-coll", "-o", samples, "--colls", "allreduce"]
     cmd += ["--sizes", "8", "--iters", "1000", "--warmup", "20", "--", OMPI_RUN, "--oversubscribe", "-np", "2"]
     run(cmd, timeout=300)
     tr = tmp_path / "tr"
     trace(tr, [OMPI_RUN, "--oversubscribe", "-np", "2", ompi_apps / "cg", "--px", "2", "--py", "1", "--iters", "5"])
-    quiet = _simulate(tr)
-    noisy = _simulate(tr, "--noise", f"coll:{samples}")
+    # a model without costs (T = 0 per call): every measured time is excess, whatever the load
+    free = ("-L", "0", "-o", "0")
+    quiet = _simulate(tr, *free)
+    noisy = _simulate(tr, *free, "--noise", f"coll:{samples}")
     calls = len(api.load(str(tr), progress=False).coll_calls()["vertex"]) // 2
     assert calls >= 10
     t = np.array([float(r["time_us"]) for r in csv.DictReader(open(samples))]) * 1e3
     assert quiet["runtime_ns"] < noisy["runtime_ns"] <= quiet["runtime_ns"] + calls * t.max()
-    again = _simulate(tr, "--noise", f"coll:{samples}")
+    again = _simulate(tr, *free, "--noise", f"coll:{samples}")
     assert again["runtime_ns"] == noisy["runtime_ns"]
 
 
