@@ -90,26 +90,50 @@ fn unobserved_cancellations_are_assumed() {
     assert_eq!(s.graph.wildcard_recvs(), 0);
 }
 
-/// A folded record of 1000 unsuccessful polls spanning 50 µs, 30 µs of them inside the
-/// calls: 20 µs of computation remain between the Irecv and the Test that completes it.
-#[test]
-fn polling_time_is_not_computation() {
+/// The computations of rank 0 (non-zero calcs) of a trace whose rank 0 posts an Irecv at 10 µs,
+/// writes `polls` (records between 10 and 65 µs) and completes the receive at 70 µs.
+fn polled_calcs(name: &str, polls: &str) -> (Scheduled, Vec<u64>) {
     let mut r0 = head(0, 2);
     r0 += "MPI_Irecv:10.000:1:1:1,4,4:1:0:100,0,2:800:10.000\n"; // 1
-    r0 += "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=30.000\n"; // 2
-    r0 += "MPI_Iprobe:60.000:1:0:100,0,2:804:0:65.000\n"; // 3: one more poll, 5 µs
-    r0 += "MPI_Test:70.000:800:804:0:71.000\n#@ done 1\n"; // 4
+    r0 += polls;
+    r0 += "MPI_Test:70.000:800:804:0:71.000\n#@ done 1\n";
     r0 += "MPI_Finalize:100.000:-\n#@ end finalize\n";
     let mut r1 = head(1, 2);
     r1 += "MPI_Send:50.000:1:1:1,4,4:0:0:100,1,2:51.000\n";
     r1 += "MPI_Finalize:100.000:-\n#@ end finalize\n";
-    let s = run(&trace_dir("polls", &[r0, r1]));
-    assert_eq!((s.stats.polls, s.stats.poll_records, s.stats.poll_ns), (1001, 2, 35_000));
+    let s = run(&trace_dir(name, &[r0, r1]));
     let g = &s.graph;
     let (off, ids) = g.by_rank();
-    let calcs: Vec<u64> = ids[off[0]..off[1]].iter().filter(|&&v| g.kind(v) == Kind::Calc && g.val(v) > 0).map(|&v| g.val(v)).collect();
-    // 10 µs before the Irecv, 60 - 35 = 25 µs until the successful Test, 29 µs after it
-    assert_eq!(calcs, vec![10_000, 25_000, 29_000]);
+    let calcs = ids[off[0]..off[1]].iter().filter(|&&v| g.kind(v) == Kind::Calc && g.val(v) > 0).map(|&v| g.val(v)).collect();
+    (s, calcs)
+}
+
+/// A folded record of 1000 unsuccessful polls back to back (48 of its 50 µs inside the calls)
+/// is waiting: MPI time, taken out of the computation between the Irecv and the Test that
+/// completes it, as the time of a single unsuccessful Iprobe is.
+#[test]
+fn waiting_polls_are_not_computation() {
+    let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=48.000\nMPI_Iprobe:60.000:1:0:100,0,2:804:0:65.000\n";
+    let (s, calcs) = polled_calcs("polls-wait", polls);
+    assert_eq!((s.stats.polls, s.stats.poll_records, s.stats.poll_ns, s.stats.poll_work_ns), (1001, 2, 53_000, 0));
+    // 10 µs before the Irecv, 60 - 53 = 7 µs until the successful Test, 29 µs after it
+    assert_eq!(calcs, vec![10_000, 7_000, 29_000]);
+}
+
+/// A fold with 20 of its 50 µs outside the calls is a work loop polling once per iteration
+/// (HPCC's RandomAccess): its polls' time stays computation. A `busy` beyond the record's span
+/// (the tracer's sampled estimate, inflated by a preempted poll) counts as the span.
+#[test]
+fn work_loop_polls_stay_computation() {
+    let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=30.000\nMPI_Iprobe:60.000:1:0:100,0,2:804:0:65.000\n";
+    let (s, calcs) = polled_calcs("polls-work", polls);
+    assert_eq!((s.stats.poll_ns, s.stats.poll_work_ns), (5_000, 30_000));
+    assert_eq!(calcs, vec![10_000, 55_000, 29_000]);
+
+    let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=900.000\n";
+    let (s, calcs) = polled_calcs("polls-inflated", polls);
+    assert_eq!((s.stats.poll_ns, s.stats.poll_work_ns), (50_000, 0));
+    assert_eq!(calcs, vec![10_000, 10_000, 29_000]);
 }
 
 /// Wildcard receives a trace cannot resolve are named by file and line, with the reason.

@@ -13,7 +13,8 @@
  *
  * Timing: reading a clock costs more than an unsuccessful MPI_Test (30-50 ns against 15 on
  * the 2-core VM of the CI), so while a fold is open only 1 poll in 16 is timed (lt_poll_t0);
- * busy is the first poll's time plus the mean of the timed ones times the others. A poll
+ * busy is the first poll's time plus the mean of the timed ones times the others, at most the
+ * fold's span (a timed poll preempted by another process would otherwise inflate it). A poll
  * that was not timed but must be written (it completed something) starts a mean poll before
  * its end. Polls are timed with the TSC when the kernel itself trusts it as its clock source
  * (constant rate, synchronised across cores), else with CLOCK_MONOTONIC. Tick times are
@@ -40,6 +41,7 @@ static struct {
     const char *name[SIGS];
     int nsig;
     uint64_t count, timed, busy;    /* polls, those timed, ticks inside the timed ones */
+    uint64_t start;                 /* the first poll's start (trace ns) */
     size_t tend_off, end_off;       /* the pending record's ":TEND" and end (offsets in lt.buf) */
     char ext[EXT_MAX];
     size_t ext_len;
@@ -177,6 +179,7 @@ void lt_poll_first(size_t tend_off, char *end, uint64_t sig, const char *name, u
     f.count = 1;
     f.timed = 1;
     f.busy = t1 - t0;
+    f.start = lt_tick_ns(t0);
     lt.fold = 1;
     lt.poll_skip = 0; /* pending: `used` does not move past it, nrec does not count it yet */
     lt_unlock();
@@ -203,6 +206,9 @@ void lt_fold_close(uint64_t end)
     if (f.count > 1) {
         uint64_t busy = (uint64_t)((double)f.busy / (double)f.timed * (double)f.count);
         end = end < lt.tlast ? lt.tlast : end;
+        /* busy is extrapolated from the timed polls: one preempted while timed can push it
+         * past the fold's span, which the polls cannot have exceeded */
+        uint64_t span = end > f.start ? end - f.start : 0, busy_ns = lt_ticks_ns(busy);
         p = lt.buf + f.tend_off;
         *p++ = ':';
         p = lt_time(p, end);
@@ -212,7 +218,7 @@ void lt_fold_close(uint64_t end)
         p = LT_EXT(p, "polls n=");
         p = lt_u64(p, f.count);
         p = LT_LIT(p, " busy=");
-        p = lt_time(p, lt_ticks_ns(busy));
+        p = lt_time(p, busy_ns < span ? busy_ns : span);
         if (f.nsig > 1)
             p = calls(p);
         *p++ = '\n';

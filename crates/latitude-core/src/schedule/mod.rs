@@ -93,10 +93,12 @@ pub struct ScheduleStats {
     /// or a plain trace): assumed cancelled and removed.
     pub assumed_cancelled: u64,
     /// Polls that completed nothing (MPI_Test* and MPI_Iprobe; `#@ polls` records count as
-    /// many as they fold), the records they took, and their time (ns): MPI time.
+    /// many as they fold), the records they took, and their time (ns) taken as MPI time
+    /// (waiting); `poll_work_ns`: the time inside polls of work loops, kept as computation.
     pub polls: u64,
     pub poll_records: u64,
     pub poll_ns: u64,
+    pub poll_work_ns: u64,
     pub negative_gaps: u64,
     pub notes: Vec<String>,
 }
@@ -336,10 +338,11 @@ fn request_notes(stats: &mut ScheduleStats) {
     }
     if stats.polls > 0 {
         stats.notes.push(format!(
-            "{} polls completed nothing (MPI_Test*/MPI_Iprobe, {} records): their {:.3} ms are MPI time (waiting the model re-creates), not computation",
+            "{} polls completed nothing (MPI_Test*/MPI_Iprobe, {} records): {:.3} ms of them waiting are MPI time (the model re-creates the wait), not computation; {:.3} ms inside polls of work loops (the application's work between the polls) stay computation",
             stats.polls,
             stats.poll_records,
-            stats.poll_ns as f64 / 1e6
+            stats.poll_ns as f64 / 1e6,
+            stats.poll_work_ns as f64 / 1e6
         ));
     }
 }
