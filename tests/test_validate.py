@@ -215,3 +215,20 @@ def test_traced_runtime_is_the_longest_init_end_to_finalize_start(tmp_path):
     rank(1, 150.0, 1300.5)
     (tmp_path / "pmpi-trace-rank-1.txt").write_text("MPI_Init:-:1:2:150.0\nMPI_Wtime:151:152\n")
     assert tracer.traced_runtime_ns(tmp_path) is None  # a rank that did not reach MPI_Finalize
+
+
+def test_traced_runtime_on_one_clock_starts_when_the_last_rank_leaves_init(tmp_path):
+    """Ranks of one host share a clock: the run counts from the last MPI_Init end (the graph
+    starts every rank at its own, as if they left together) to the last MPI_Finalize start."""
+    from latitude import tracer
+
+    def rank(r, init_end, fin, host):
+        body = [f"#@ world rank={r} size=2 host={host} pid=1", f"MPI_Init:-:1:2:{init_end}"]
+        body += [f"MPI_Finalize:{fin}:-", "#@ end finalize"]
+        (tmp_path / f"pmpi-trace-rank-{r}.txt").write_text("\n".join(body) + "\n")
+
+    rank(0, 100.0, 1400.0, "a")
+    rank(1, 150.0, 1300.5, "a")  # left MPI_Init 50 µs after rank 0
+    assert tracer.traced_runtime_ns(tmp_path) == pytest.approx(1250e3)
+    rank(1, 150.0, 1300.5, "b")  # two hosts: clocks not comparable, the longest rank's span
+    assert tracer.traced_runtime_ns(tmp_path) == pytest.approx(1300e3)

@@ -35,7 +35,7 @@ SKIP = (b"MPI_Init", b"MPI_Init_thread", b"MPI_Finalize")
 
 @dataclass
 class TracedRun:
-    runtime_ns: float  # longest rank's MPI_Init end → MPI_Finalize start
+    runtime_ns: float  # last MPI_Init end → last MPI_Finalize start (tracer.traced_runtime_ns)
     all_in_mpi_ns: float  # every rank inside an MPI call at once
     long_in_mpi_ns: float  # the part of it in stretches of at least LONG_NS
     longest_ns: float  # the longest such stretch
@@ -44,18 +44,6 @@ class TracedRun:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _host(path: Path) -> str | None:
-    with open(path, "rb") as f:
-        for n, line in enumerate(f):
-            if line.startswith(b"#@ world"):
-                for word in line.split():
-                    if word.startswith(b"host="):
-                        return word[5:].decode(errors="replace")
-            if n > 64 or line.startswith(b"MPI_"):
-                return None
-    return None
 
 
 def _calls(path: Path):
@@ -87,7 +75,7 @@ def analyse(trace: str | os.PathLike) -> TracedRun | None:
     d = d if d.is_dir() else d.parent
     files = tracer.trace_files(d)
     runtime = tracer.traced_runtime_ns(d)
-    if not files or runtime is None or len({_host(f) for f in files}) != 1:
+    if not files or runtime is None or len({tracer.trace_host(f) for f in files}) != 1:
         return None
     n, inside, since = len(files), 0, None
     total = long = longest = at = 0.0

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Where a prediction parts from its own traced run: the traced run cut into windows of one
+rank's time, each with the predicted time of the same calls (ΔL = 0, the engine's schedule of
+the trace), the drift (predicted − traced start of the window's last call) and what it grew by
+in the window, the rank's time inside MPI there (and inside calls of 1 ms or more: a point-to-point call on
+shared memory that long is a rank preempted, not a message) and the calls it made most.
+
+A phase the model prices right keeps the drift flat; a phase it prices too cheap (or whose
+traced run was disturbed) makes it fall. Used to explain HPCC's gap phase by phase
+(docs/tracing.md, "Real applications: where the prediction misses").
+
+    python3 bench/predict_drift.py TRACE_DIR --machine machine.toml [--window-ms 50] [--rank 0]
+                                   [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from latitude import _core  # noqa: E402
+from latitude.params import Params  # noqa: E402
+
+LONG_NS = 1e6  # a call this long (or longer) in a small run on shared memory: preemption
+
+
+def predicted_starts(trace: Path, params: Params, rank: int) -> dict[int, float]:
+    """Predicted start (ns) of every call of `rank`, by its trace line (design simulation at
+    the parameter point: the engine's semantics, with each op's times recorded)."""
+    g, _ = _core.Graph.from_trace(str(trace), lines=True)
+    tl = g.simulate(params.to_core(), record=True)["timeline"]
+    a = g.arrays(edges=False)
+    v = tl["s_vertex"]
+    mine = a["rank"][v] == rank
+    lines, t0 = a["line"][v][mine], tl["s_t0_ns"][mine]
+    order = np.lexsort((t0, lines))
+    lines, t0 = lines[order], t0[order]
+    first = np.concatenate(([True], lines[1:] != lines[:-1]))  # earliest op of each call
+    return dict(zip(lines[first].tolist(), t0[first].tolist()))
+
+
+def windows(trace: Path, params: Params, rank: int, width_ns: float) -> list[dict]:
+    calls = _core.trace_times(str(trace / f"pmpi-trace-rank-{rank}.txt"))[rank]
+    pred = predicted_starts(trace, params, rank)
+    names, name, t0, t1, line = calls["names"], calls["name"], calls["start_ns"], calls["end_ns"], calls["line"]
+    rows, cnt, start, drift, last = [], collections.Counter(), float(t0[0]), 0.0, 0.0
+    mpi = long = 0.0
+    for i in range(len(name)):
+        if int(line[i]) in pred:
+            drift = pred[int(line[i])] - float(t0[i])
+        if t0[i] - start > width_ns or i == len(name) - 1:
+            rows.append(
+                {
+                    "traced_from_ms": start / 1e6,
+                    "traced_to_ms": float(t0[i]) / 1e6,
+                    "drift_ms": drift / 1e6,
+                    "drift_growth_ms": (drift - last) / 1e6,
+                    "in_mpi_ms": mpi / 1e6,
+                    "in_long_calls_ms": long / 1e6,
+                    "calls": dict(cnt.most_common(4)),
+                }
+            )
+            last, cnt, mpi, long, start = drift, collections.Counter(), 0.0, 0.0, float(t0[i])
+        cnt[names[name[i]]] += 1
+        d = float(t1[i] - t0[i])
+        mpi += d
+        long += d if d >= LONG_NS else 0.0
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace", type=Path, help="trace directory (pmpi-trace-rank-N.txt)")
+    ap.add_argument("--machine", required=True, help="machine file (latitude calibrate)")
+    ap.add_argument("--window-ms", type=float, default=50.0)
+    ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    a = ap.parse_args()
+    rows = windows(a.trace, Params.from_machine(a.machine), a.rank, a.window_ms * 1e6)
+    print(f"{'traced (ms)':>19} {'drift':>9} {'growth':>8} {'in MPI':>8} {'>=1ms':>7}  calls (rank {a.rank})")
+    for r in rows:
+        calls = ", ".join(f"{k.removeprefix('MPI_')} {v}" for k, v in r["calls"].items())
+        print(
+            f"{r['traced_from_ms']:8.1f}..{r['traced_to_ms']:8.1f} {r['drift_ms']:9.1f} "
+            f"{r['drift_growth_ms']:+8.1f} {r['in_mpi_ms']:8.1f} {r['in_long_calls_ms']:7.1f}  {calls}"
+        )
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
