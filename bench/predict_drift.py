@@ -38,7 +38,7 @@ def predicted_starts(trace: Path, params: Params, rank: int) -> dict[int, float]
     tl = g.simulate(params.to_core(), record=True)["timeline"]
     a = g.arrays(edges=False)
     v = tl["s_vertex"]
-    mine = a["rank"][v] == rank
+    mine = (a["rank"][v] == rank) & (a["kind"][v] != 0)  # a call's computation before it carries its line too
     lines, t0 = a["line"][v][mine], tl["s_t0_ns"][mine]
     order = np.lexsort((t0, lines))
     lines, t0 = lines[order], t0[order]
@@ -47,7 +47,7 @@ def predicted_starts(trace: Path, params: Params, rank: int) -> dict[int, float]
 
 
 def windows(trace: Path, params: Params, rank: int, width_ns: float) -> list[dict]:
-    calls = _core.trace_times(str(trace / f"pmpi-trace-rank-{rank}.txt"))[rank]
+    calls = _core.trace_times(str(trace / "pmpi-trace-rank-0.txt"))[rank]  # every rank, by rank
     pred = predicted_starts(trace, params, rank)
     names, name, t0, t1, line = calls["names"], calls["name"], calls["start_ns"], calls["end_ns"], calls["line"]
     rows, cnt, start, drift, last = [], collections.Counter(), float(t0[0]), 0.0, 0.0
