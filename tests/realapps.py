@@ -143,20 +143,30 @@ class App:
 
 
 APPS = {
-    # HPCC N = 1000: on an idle 2-core machine the model predicts 15-27 % below the traced run
-    # (−15.6, −17.6, −27.3 % in three runs: HPCC's timed loops vary from run to run) and 35 %
-    # below the run injected at ΔL = 20 µs: not explained yet, an open point of the
-    # real-application work, so no accuracy claim; trace, GOAL, injection and results are checked
-    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=None, inject_bound=None),
+    # HPCC N = 1000: on an idle 2-core machine the model predicted 15-27 % below the traced run
+    # (-15.6, -17.6, -27.3 %) before two fixes that both raise the prediction against the traced
+    # run: RandomAccess's work-loop polls stay computation (they had made its two sections run
+    # 24-26 % fast, ~9 % of the whole run) and the traced run counts from the last MPI_Init end.
+    # Every other section is within 5 % on undisturbed stretches; b_eff (all communication) is
+    # where preemption shows (docs/validation.md, "Where HPCC's and NetPIPE's predictions
+    # missed"). The machine calibrated under the tracer (now the suite's for ΔL = 0) lowers the
+    # prediction by ~3 points against the injector's. 25 % at ΔL = 0 until re-measured on the
+    # idle machine; no claim yet at ΔL = 20 µs
+    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.25, inject_bound=None),
     "qe": App(
         "qe",
         qe_case,
         have_qe,
         (r"^\s*(Program PWSCF|This run was terminated|Parallel version|Message from routine|Threads)",),
     ),
-    # NetPIPE times its own repetitions (their counts follow the measured speed), so the graph of
-    # one traced run prices a workload that moves from run to run: +8 % to +43 % at ΔL = 0 in
-    # consecutive runs on an idle machine; no accuracy claim until the model handles that
-    "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=None, inject_bound=None),
+    # NetPIPE with -n 100 repeats a fixed number of times (27,032 calls in every run): the
+    # workload does not move. Its ΔL = 0 misses (+8 to +43 % on an idle machine) were measured
+    # from rank 0's MPI_Init end (up to 14 ms before rank 1 left MPI_Init: now the last one
+    # counts), and its run is nearly all messages, so it shows the per-message o and L of a
+    # machine calibrated under the injector (o ~300 ns of the injector's own work per call)
+    # against a traced run (~150 ns per call): the suite now predicts the traced run with a
+    # machine calibrated under the tracer (22 % lower on the same trace). 25 % at ΔL = 0 until
+    # re-measured on the idle machine; no claim yet at ΔL = 20 µs
+    "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=0.25, inject_bound=None),
     "lammps": App("lammps", lammps_case, lambda: LAMMPS is not None),
 }

@@ -11,6 +11,8 @@ import json
 import random
 import statistics
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from jsonschemas import check
@@ -257,6 +259,24 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
     assert 0 < p.S < 1 << 20  # Open MPI's shared memory switches protocol well below 1 MiB
     runs = calibrate.read_samples(str(tmp_path / "machine.samples.csv"))
     assert len(runs) == 3 and all(len(r.samples[("pingpong", 8)]) == 3 for r in runs)
+
+
+def test_calibrate_under_the_tracer(ompi_apps, tmp_path):
+    """--under-tracer measures with the tracer preloaded (the machine a traced run sees) and
+    keeps no trace: the records go to a temporary directory that is removed."""
+    out = tmp_path / "machine.toml"
+    before = set(Path(tempfile.gettempdir()).glob("latitude-calib-trace-*"))
+    cmd = [sys.executable, "-m", "latitude", "calibrate", "--under-tracer", "-o", out, "--sizes", "8,1KiB,64KiB"]
+    run(
+        [*cmd, "--batches", "3", "--iters", "20", "--repeat", "1", "--", OMPI_RUN, "-np", "2"],
+        timeout=300,
+        cwd=tmp_path,
+    )
+    text = out.read_text()
+    assert "(under the tracer)" in text and "under_tracer = true" in text and "under_injector = false" in text
+    assert Params.from_machine(str(out)).o > 0
+    assert set(Path(tempfile.gettempdir()).glob("latitude-calib-trace-*")) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["machine.samples.csv", "machine.toml"]
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,12 @@ LAMMPS — each through the whole pipeline with the real CLI:
 
 1. `latitude trace`; 2. `latitude schedule` to a GOAL file, which predicts exactly what the
 trace does; 3. `latitude predict` on the trace with a machine file calibrated once for the
-suite: the ΔL = 0 prediction within 10 % (App.predict_bound; none yet for HPCC) of the traced run's own runtime (same span: MPI_Init
-end → MPI_Finalize start); 4. `latitude inject` at one ΔL: the measured runtime against the
-prediction at L₀ + ΔL, and the program's results identical to the traced run's.
+suite under the tracer (the machine a traced run sees): the ΔL = 0 prediction within
+App.predict_bound (10 %; 25 % for HPCC and NetPIPE) of the traced run's own runtime (same
+span: the last MPI_Init end → MPI_Finalize start); 4. `latitude inject` at one ΔL: the
+measured runtime against the prediction at L₀ + ΔL with the machine calibrated under the
+injector (the machine an injected run sees), and the program's results identical to the
+traced run's.
 On HPCC and QE also every other command a user runs on a trace (sensitivity, tolerance,
 simulate, validate), checked against predict.
 
@@ -33,16 +36,28 @@ def latitude(*args, cwd=None, check=True):
     return run([sys.executable, "-m", "latitude", *map(str, args)], timeout=TIMEOUT, check=check, cwd=cwd)
 
 
-@pytest.fixture(scope="module")
-def machine(tracer_cache, tmp_path_factory):
-    """The machine as the injected runs see it (under the injector at ΔL = 0), once."""
+def calibrated(tmp_path_factory, under: str) -> Path:
     path = tmp_path_factory.mktemp("machine") / "machine.toml"
     sizes = "0,8,64,256,1KiB,2KiB,4KiB,16KiB,64KiB,256KiB"
-    opts = ["--under-injector", "--allow-zero-L", "--sizes", sizes, "--batches", "5", "--iters", "200"]
+    opts = [under, "--allow-zero-L", "--sizes", sizes, "--batches", "5", "--iters", "200"]
     latitude(
         "calibrate", *opts, "--repeat", "5", "-o", path, "--", *ompi(2)
     )  # medians of 5: one noisy fit moved NetPIPE 30 %
     return path
+
+
+@pytest.fixture(scope="module")
+def machine(tracer_cache, tmp_path_factory):
+    """The machine as the injected runs see it (under the injector at ΔL = 0), once."""
+    return calibrated(tmp_path_factory, "--under-injector")
+
+
+@pytest.fixture(scope="module")
+def traced_machine(tracer_cache, tmp_path_factory):
+    """The machine as the traced runs see it (under the tracer), once: the injector's own work
+    per call (~300 ns in o) is not what a traced run's calls pay (~150 ns), and NetPIPE, all
+    small messages, was predicted up to 43 % above its traced run with the injector's."""
+    return calibrated(tmp_path_factory, "--under-tracer")
 
 
 def predict(graph, machine, *opts) -> dict:
@@ -104,14 +119,14 @@ def injected(app, d: Path, machine: Path, predicted_ns: float):
 
 
 @pytest.mark.parametrize("name", list(APPS))
-def test_real_application(name, machine, tmp_path):
+def test_real_application(name, machine, traced_machine, tmp_path):
     from latitude.params import Params
     from latitude.validate import OutputCheck
 
     app = APPS[name]
     if not app.available():
         pytest.skip(f"{name} is not installed (scripts/setup installs it)")
-    tries = trace_and_predict(app, tmp_path, machine)
+    tries = trace_and_predict(app, tmp_path, traced_machine)
     last = tries[-1]
     summary = "; ".join(
         f"{t['trace'].name}: {100 * t['error']:+.1f} %{' (disturbed)' if t['predict']['warnings'] else ''}"
@@ -125,11 +140,11 @@ def test_real_application(name, machine, tmp_path):
 
     goal = tmp_path / f"{name}.goal"
     latitude("schedule", last["trace"], "-o", goal)
-    assert predict(goal, machine)["runtime_ns"] == last["predict"]["runtime_ns"]
+    assert predict(goal, traced_machine)["runtime_ns"] == last["predict"]["runtime_ns"]
 
     L0 = Params.from_machine(str(machine)).L
     at = predict(last["trace"], machine, "-L", f"{L0 + DELTA_L_US * 1e3}ns")
-    assert at["runtime_ns"] > last["predict"]["runtime_ns"]
+    assert at["runtime_ns"] > predict(last["trace"], machine)["runtime_ns"]
     out, s, err = injected(app, tmp_path, machine, at["runtime_ns"])
     assert s["messages"] > 0
     at_delta = (

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import tempfile
 from dataclasses import dataclass, field
 
 from latitude import launcher
@@ -183,10 +184,11 @@ def measure(
     rebuild: bool = False,
     timeout: float = 600,
     repeat: int = 1,
+    tracer_lib=None,
 ) -> tuple[Measurements, str]:
     """Run latitude-calib with the launcher (its program arguments replaced) `repeat` times,
-    optionally under the injector at ΔL = 0. Returns the measurements (combined; the single
-    runs in `.runs`) and the command line."""
+    optionally under the injector at ΔL = 0 or under the tracer. Returns the measurements
+    (combined; the single runs in `.runs`) and the command line."""
     from latitude import inject
 
     prog = inject.build_with_spinner(launch, inject.CALIB_PROGRAM, rebuild)
@@ -199,20 +201,22 @@ def measure(
         "--iters",
         str(iters),
     ]
-    runs = [_measure_once(launch, argv, injector_lib, timeout) for _ in range(repeat)]
+    runs = [_measure_once(launch, argv, injector_lib, timeout, tracer_lib) for _ in range(repeat)]
     return combine(runs), " ".join(argv) + (f"  (× {repeat}, per-size medians)" if repeat > 1 else "")
 
 
-def _measure_once(launch, argv: list[str], injector_lib, timeout: float) -> Measurements:
+def _measure_once(launch, argv: list[str], injector_lib, timeout: float, tracer_lib=None) -> Measurements:
     from latitude import inject
 
     if injector_lib is not None:
         run = inject.run_injected(launch, inject.InjectOptions(), injector_lib, argv=argv, timeout=timeout)
-        text = run.stdout
-    else:
-        cmd, env = launch.command({}, argv)
+        return Measurements.parse(run.stdout)
+    with tempfile.TemporaryDirectory(prefix="latitude-calib-trace-") as tmp:
+        # under the tracer, every call pays the recording a traced run's calls pay; the trace
+        # itself is not wanted
+        env = {"LD_PRELOAD": str(tracer_lib), "LATITUDE_TRACE_PREFIX": f"{tmp}/pmpi-trace-rank-"} if tracer_lib else {}
+        cmd, env = launch.command(env, argv)
         run = launcher.run(cmd, env, timeout=timeout)
-        if run.returncode != 0:
-            raise ToolError(run.failure(f"`{' '.join(cmd)}`"))
-        text = run.stdout
-    return Measurements.parse(text)
+    if run.returncode != 0:
+        raise ToolError(run.failure(f"`{' '.join(cmd)}`"))
+    return Measurements.parse(run.stdout)

@@ -338,12 +338,13 @@ def _t(ns: float) -> str:
     return f'"{ns:.4g}ns"'
 
 
-def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = None) -> str:
+def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = None, tracer: bool = False) -> str:
     """A machine file for ``--machine`` (Params.from_machine reads [loggps])."""
     now = datetime.datetime.now().isoformat(timespec="seconds")
+    under = " (under the latency injector, ΔL = 0)" if injector else " (under the tracer)" if tracer else ""
     lines = [
         f"# Latitude machine file written by `latitude calibrate` on {now}",
-        f"# measured with: {command}" + (" (under the latency injector, ΔL = 0)" if injector else ""),
+        f"# measured with: {command}{under}",
         "[loggps]",
         f"L = {_t(f.L)}",
         f"o = {_t(f.o)}",
@@ -357,6 +358,7 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
         f"r2 = {f.r2:.6f}",
         f"max_rel_error = {f.max_rel_error:.4f}",
         f"under_injector = {'true' if injector else 'false'}",
+        f"under_tracer = {'true' if tracer else 'false'}",
         f"runs = {f.runs}",
         f"too_noisy = {'true' if f.too_noisy else 'false'}",
     ]

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from latitude import calibrate, inject, loggp_fit, protocol_fit
+from latitude import calibrate, inject, loggp_fit, protocol_fit, tracer
 from latitude.commands.launch_args import add_launch_args, require_positive
 from latitude.errors import InputError
 from latitude.outputs import write_text
@@ -53,11 +53,18 @@ def register(subparsers) -> None:
         help="measurement runs, combined per size by the median; their spread is the parameters' "
         "uncertainty (default 3)",
     )
-    p.add_argument(
+    under = p.add_mutually_exclusive_group()
+    under.add_argument(
         "--under-injector",
         action="store_true",
         help="measure with the latency injector preloaded at ΔL = 0 (its overhead "
         "becomes part of o and L, as in the runs `latitude validate` compares with)",
+    )
+    under.add_argument(
+        "--under-tracer",
+        action="store_true",
+        help="measure with the tracer preloaded (the cost of recording each call becomes part of "
+        "o and L, as in a traced run a ΔL = 0 prediction is compared with)",
     )
     p.add_argument(
         "--samples", metavar="CSV", help="save every sample here (default with -o: NAME.samples.csv next to it)"
@@ -116,11 +123,14 @@ def measured(args) -> tuple[calibrate.Measurements, str]:
         raise InputError("command", "no launcher given (e.g. -- mpirun -np 2), or --from-samples CSV")
     launch = inject.Launch.resolve(args.command, args.mpicc)
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB, args.rebuild) if args.under_injector else None
+    traced = inject.build_with_spinner(launch, tracer.LIB_NAME, args.rebuild) if args.under_tracer else None
     inject.log(
         f"measuring {len(sizes)} sizes × {args.batches} batches × {args.iters} round trips"
         f"{f', {args.repeat} runs' if args.repeat > 1 else ''} ({inject.environment_note()}) ..."
     )
-    return calibrate.measure(launch, sizes, args.batches, args.iters, lib, args.rebuild, repeat=args.repeat)
+    return calibrate.measure(
+        launch, sizes, args.batches, args.iters, lib, args.rebuild, repeat=args.repeat, tracer_lib=traced
+    )
 
 
 def run(args) -> int:
@@ -133,7 +143,7 @@ def run(args) -> int:
     classes = protocol_fit.fit_classes(m, f)
     post, post_path = posterior(args, m, f)
     if args.output:
-        text = loggp_fit.to_toml(f, command, args.under_injector, samples)
+        text = loggp_fit.to_toml(f, command, args.under_injector, samples, tracer=args.under_tracer)
         if post_path:
             text += f"# posterior samples (latitude calibrate --bayes): predict --posterior {post_path}\n"
         write_text(args.output, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
