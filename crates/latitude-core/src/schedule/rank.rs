@@ -8,8 +8,10 @@
 //! becomes a calc (zero-length ones included), time inside handled calls is re-created by
 //! the model, and the time of local or unmodelled calls stays in the next computation.
 //! Polls that complete nothing (MPI_Test* without a completion, MPI_Iprobe, folded `#@ polls`
-//! records) are MPI time: their time inside the calls (`busy` for a folded record) is taken
-//! out of the computation they fall in, since the model re-creates the waiting they did.
+//! records) are MPI time when the rank was waiting: their time inside the calls (`busy` for a
+//! folded record) is taken out of the computation they fall in, since the model re-creates the
+//! waiting they did. The polls of a work loop (a folded record with the application's own work
+//! between its polls) stay computation (Rank::polled).
 
 use super::comms::{Comm, Handles, Unusable};
 use super::requests::{Requests, Stride};
