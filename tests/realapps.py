@@ -150,9 +150,8 @@ APPS = {
     # DGEMM, STREAM and FFT match; PTRANS, b_eff and HPL lost their time where the ranks sat in
     # calls of 1 ms or more, preempted on a loaded machine (docs/validation.md, "Where HPCC's
     # and NetPIPE's predictions missed"). The machine calibrated under the tracer (now the
-    # suite's for ΔL = 0) lowers the
-    # prediction by ~3 points against the injector's. 25 % at ΔL = 0 until re-measured on the
-    # idle machine; no claim yet at ΔL = 20 µs
+    # suite's for ΔL = 0) lowers the prediction by ~3 points against the injector's. 25 % at
+    # ΔL = 0 until re-measured on the idle machine; no claim yet at ΔL = 20 µs
     "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.25, inject_bound=None),
     "qe": App(
         "qe",
