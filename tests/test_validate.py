@@ -124,7 +124,8 @@ def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
 
 def test_validate_short(ompi_apps, tmp_path):
     """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
-    (the study's bound is 2 % on a quiet machine, docs/validation.md)."""
+    (the study's bound is 2 % on a quiet machine, docs/validation.md); the posterior band
+    from validate's own calibration (--bayes)."""
 
     def study(out):
         return run(
@@ -147,6 +148,11 @@ def test_validate_short(ompi_apps, tmp_path):
                 out,
                 "--max-rrmse",
                 "15",
+                "--bayes",
+                "--steps",
+                "300",
+                "--draws",
+                "20",
                 "--json",
                 "--",
                 OMPI_RUN,
@@ -198,6 +204,13 @@ def test_validate_short(ompi_apps, tmp_path):
     machine = (out / "machine.toml").read_text()
     assert "uncertainty (over 2 runs" in machine and "L_std" in machine and (out / "machine.samples.csv").exists()
     assert s["output_diff"] == []
+    # the posterior of the calibration (--bayes): a band per point, holding its median, and the shares
+    post = s["posterior"]
+    assert post["path"] == str(out / "machine.posterior.csv") and (out / "machine.posterior.csv").exists()
+    assert 0 <= post["share_inside"] <= 1 and 0 <= post["share_runs_inside"] <= 1
+    for p in s["points"]:
+        assert p["band_lo_us"] < p["band_median_us"] < p["band_hi_us"], p
+        assert 0.5 < p["band_median_us"] / p["predicted_us"] < 2, p
 
 
 def test_traced_runtime_is_the_longest_init_end_to_finalize_start(tmp_path):

@@ -34,6 +34,7 @@ from latitude.calibrate import Measurements
 from latitude.errors import InputError
 from latitude.loggp_fit import Fit
 from latitude.outputs import open_atomic
+from latitude.params import CLASS_PARAMS
 from latitude.units import parse_gap, parse_time
 
 PARAMS = ("L", "o", "G", "O")
@@ -127,18 +128,31 @@ def log_posterior(theta: np.ndarray, d: Data, pr: Priors) -> np.ndarray:
 
 @dataclass
 class Posterior:
-    samples: np.ndarray  # draws × COLUMNS
+    samples: np.ndarray  # draws × columns
     acceptance: float
     autocorr: list = field(default_factory=list)  # per column (steps), NaN when not estimable
+    columns: tuple = COLUMNS  # the model's parameters (engine names), then the noise terms
+
+    @property
+    def model_names(self) -> tuple:
+        return self.columns[: -len(NOISE)]
+
+    def column(self, name: str) -> np.ndarray:
+        return self.samples[:, self.columns.index(name)]
+
+    def apply(self, params, row):
+        """`params` with the model parameters of one draw: the same named vector the engine
+        takes (``Params.with_values``), so a class term lands where the engine reads it."""
+        return params.with_values(dict(zip(self.model_names, (float(v) for v in row))))
 
     def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
-        x = self.samples[:, COLUMNS.index(name)]
+        x = self.column(name)
         q = (1 - level) / 2
         return float(np.quantile(x, q)), float(np.quantile(x, 1 - q))
 
     def summary(self) -> dict:
         out = {}
-        for i, name in enumerate(COLUMNS):
+        for i, name in enumerate(self.columns):
             x = self.samples[:, i]
             lo, hi = self.interval(name)
             out[name] = {
@@ -150,14 +164,14 @@ class Posterior:
         return out
 
     def draws(self, n: int, seed: int = 0) -> np.ndarray:
-        """n posterior draws (rows of COLUMNS), with replacement."""
+        """n posterior draws (rows of `columns`), with replacement."""
         rng = np.random.default_rng(seed)
         return self.samples[rng.integers(0, len(self.samples), n)]
 
     def write(self, path: str) -> None:
         with open_atomic(path, "posterior CSV", newline="") as f:
             w = csv.writer(f)
-            w.writerow(COLUMNS)
+            w.writerow(self.columns)
             for row in self.samples:
                 w.writerow([f"{v:.9g}" for v in row])
 
@@ -168,17 +182,21 @@ class Posterior:
                 rows = list(csv.reader(f))
         except OSError as err:
             raise InputError(path, f"cannot read the posterior: {err.strerror or err}") from None
-        if not rows or tuple(rows[0]) != COLUMNS:
+        head = tuple(rows[0]) if rows else ()
+        middle = head[len(PARAMS) : -len(NOISE)]
+        if head[: len(PARAMS)] != PARAMS or head[-len(NOISE) :] != NOISE or not set(middle) <= set(CLASS_PARAMS):
             raise InputError(
-                f"{path}:1", f"expected the header {','.join(COLUMNS)} (a posterior of latitude calibrate --bayes)"
+                f"{path}:1",
+                f"expected the header {','.join(PARAMS)},[protocol class terms,]{','.join(NOISE)} "
+                "(a posterior of latitude calibrate --bayes)",
             )
         try:
             samples = np.array([[float(v) for v in r] for r in rows[1:]], dtype=float)
         except ValueError:
             raise InputError(path, "expected numbers in every row") from None
-        if samples.ndim != 2 or len(samples) == 0 or samples.shape[1] != len(COLUMNS):
-            raise InputError(path, f"expected rows of {len(COLUMNS)} numbers")
-        return cls(samples, float("nan"))
+        if samples.ndim != 2 or len(samples) == 0 or samples.shape[1] != len(head):
+            raise InputError(path, f"expected rows of {len(head)} numbers")
+        return cls(samples, float("nan"), columns=head)
 
 
 def sample(m: Measurements, f: Fit, priors: Priors, steps: int = 3000, walkers: int = 32, seed: int = 1) -> Posterior:
@@ -208,9 +226,55 @@ def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dic
     engine pass per draw; the median, the 95 % credible interval and the draws' spread."""
     ts = []
     for row in post.draws(n, seed):
-        p = params.replace(**dict(zip(PARAMS, (float(v) for v in row[:4]))))
+        p = post.apply(params, row)
         ts.append(graph.predict(p).runtime_ns)
     return {"draws": n, "runtime_ns": _summary(ts) | {"mean": float(np.mean(ts)), "std": float(np.std(ts))}}
+
+
+NOISE_DRAWS = 20  # noise samples per engine pass: the band's tails from 20× the draws, at no engine cost
+
+
+def predictive_band(graph, params, post: Posterior, deltas, n: int = 200, seed: int = 0, level: float = 0.95):
+    """Per ΔL (ns, added to each draw's L) the posterior predictive of one run's T: per draw
+    θᵢ one engine pass Tᵢ(ΔL), then Tᵢ·(1 + σᵢ·z) with σᵢ the draw's round-trip noise σ_h and
+    z standard normal (NOISE_DRAWS per pass), so the band holds the machine's run-to-run
+    noise as calibrated, not only the uncertainty of the mean. Returns one dict per ΔL:
+    median, lo, hi (the central `level` interval of the predictive draws), mean_lo/mean_hi
+    (the same of Tᵢ alone: the credible band of the model's mean) in ns."""
+    from latitude.progress import progress
+
+    rows = post.draws(n, seed)
+    T = np.empty((n, len(deltas)))
+    with progress("posterior band", total=n, unit="draws") as update:
+        for i, row in enumerate(rows):
+            p = post.apply(params, row)
+            for j, d in enumerate(deltas):
+                T[i, j] = graph.predict(p.replace(L=p.L + d)).runtime_ns
+            update(i + 1)
+    sigma = rows[:, post.columns.index("sigma_h")]
+    z = np.random.default_rng(seed).standard_normal((n, NOISE_DRAWS, len(deltas)))
+    Y = (T[:, None, :] * (1 + sigma[:, None, None] * z)).reshape(-1, len(deltas))
+    q = (1 - level) / 2
+    return [
+        {
+            "median": float(np.median(Y[:, j])),
+            "lo": float(np.quantile(Y[:, j], q)),
+            "hi": float(np.quantile(Y[:, j], 1 - q)),
+            "mean_lo": float(np.quantile(T[:, j], q)),
+            "mean_hi": float(np.quantile(T[:, j], 1 - q)),
+        }
+        for j in range(len(deltas))
+    ]
+
+
+def share_inside(values, bands) -> float:
+    """The share of `values` (one per band, or one list per band) inside their band [lo, hi]."""
+    hits = total = 0
+    for v, b in zip(values, bands):
+        for x in v if isinstance(v, (list, tuple)) else [v]:
+            hits += b["lo"] <= x <= b["hi"]
+            total += 1
+    return hits / total if total else float("nan")
 
 
 def _summary(x: list[float]) -> dict:
@@ -224,7 +288,7 @@ def credible_tolerance(graph, params, post: Posterior, pcts, param: str = "L", n
     deltas: dict[float, list[float]] = {float(p): [] for p in pcts}
     unbounded = dict.fromkeys(deltas, 0)
     for row in post.draws(n, seed):
-        p = params.replace(**dict(zip(PARAMS, (float(v) for v in row[:4]))))
+        p = post.apply(params, row)
         for r in graph.tolerance(pcts, param=param, params=p).to_dict()["tolerance"]:
             if r["delta_ns"] is None:
                 unbounded[float(r["pct"])] += 1

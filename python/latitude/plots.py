@@ -115,6 +115,16 @@ def runtime_plot(sens, tol, path: str, measured: list[dict] | None = None, title
     by = [float(b.left(b.at)) / f for b in sens.breakpoints]
     if bx:
         ax.plot(bx, by, "o", ms=3.5, color="#1f77b4", alpha=0.7, label=f"critical latencies ({len(bx)})")
+    if measured and "band_lo_us" in measured[0]:
+        ax.fill_between(
+            [m["delta_us"] for m in measured],
+            [m["band_lo_us"] * 1e3 / f for m in measured],
+            [m["band_hi_us"] * 1e3 / f for m in measured],
+            color="#1f77b4",
+            alpha=0.2,
+            lw=0,
+            label="95 % predictive band (posterior)",
+        )
     if measured:
         ax.errorbar(
             [m["delta_us"] for m in measured],

@@ -86,6 +86,10 @@ class ValidateOptions:
     ignore_output: tuple = ()  # regexes: stdout lines matching any are not compared
     timeout: float | None = None  # s per run; None: the defaults (run_timeout); 0: no limit
     title: str | None = None
+    posterior: str | None = None  # posterior CSV of calibrate --bayes: the 95 % predictive band
+    bayes: bool = False  # sample the posterior from validate's own calibration instead
+    bayes_steps: int = 3000
+    draws: int = 200  # posterior draws for the band (one engine pass per draw and ΔL)
 
 
 @dataclass
@@ -94,6 +98,7 @@ class Point:
     predicted_ns: float
     lambda_L: int
     runs_ns: list[int] = field(default_factory=list)
+    band: dict | None = None  # posterior predictive of one run (latitude.bayes.predictive_band), ns
 
     @property
     def mean_ns(self) -> float:
@@ -123,6 +128,16 @@ class Point:
             "runs": len(self.runs_ns),
             "error_pct": 100 * self.error,
             "lambda_L": self.lambda_L,
+        } | (self.band_row() if self.band else {})
+
+    def band_row(self) -> dict:
+        b = self.band
+        return {
+            "band_lo_us": b["lo"] / 1e3,
+            "band_median_us": b["median"] / 1e3,
+            "band_hi_us": b["hi"] / 1e3,
+            "mean_inside": b["lo"] <= self.mean_ns <= b["hi"],
+            "runs_inside": sum(b["lo"] <= t <= b["hi"] for t in self.runs_ns),
         }
 
 
@@ -148,6 +163,7 @@ class Validation:
     tol: object = None
     trace_checks: list = field(default_factory=list)
     output_diff: list = field(default_factory=list)  # the first differing run's first lines
+    posterior: dict | None = None  # path, draws, shares inside the band (points carry the band)
 
     def summary(self) -> dict:
         return {
@@ -163,7 +179,7 @@ class Validation:
             "files": self.files,
             "notes": self.notes,
             "trace_checks": self.trace_checks,
-        }
+        } | ({"posterior": self.posterior} if self.posterior else {})
 
 
 # ---- steps ----
@@ -224,12 +240,13 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
 
 
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
-    """(Params, path of the machine file): --machine, or calibrate under the injector."""
+    """(Params, path of the machine file, (measurements, fit) or None): --machine, or
+    calibrate under the injector."""
     from latitude import calibrate, loggp_fit, protocol_fit
     from latitude.params import Params
 
     if opts.machine:
-        return Params.from_machine(opts.machine), Path(opts.machine)
+        return Params.from_machine(opts.machine), Path(opts.machine), None
     lib = inject.build_with_spinner(launch, inject.INJECT_LIB)
     # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
     calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
@@ -255,7 +272,7 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     inject.log(classes.notes[-1])
     text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
     write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
-    return Params.from_machine(str(path)), path
+    return Params.from_machine(str(path)), path, (m, f)
 
 
 def launcher_part(argv: list[str]) -> list[str]:
@@ -274,11 +291,8 @@ def launcher_part(argv: list[str]) -> list[str]:
     )
 
 
-def predict(trace_dir: Path, params, deltas: list[float]):
+def predict(graph, params, deltas: list[float]):
     """(sensitivity over [L₀, L₀ + max ΔL], tolerance from L₀, predicted T and λ_L per ΔL)."""
-    from latitude.api import load
-
-    graph = load(str(trace_dir), progress=False)
     L0 = params.L
     sens = graph.sensitivity(L0, L0 + max(deltas), params=params)
     tol = graph.tolerance(params=params, baseline=L0)
@@ -362,6 +376,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         if opts.traces == 1
         else [outdir / f"traces-{i + 1}" for i in range(opts.traces)]
     )
+    post = read_posterior(opts)
     output = None
     traced_s = 0.0  # wall time of the traced run: what the runs' default time limit scales with
     if not opts.trace_dir:
@@ -374,7 +389,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
             traced_s = max(traced_s, run.wall_s)
             if i == 0 and opts.check_output:
                 output = OutputCheck(run.stdout, opts.ignore_output)
-    params, mpath = machine_params(launch, opts, outdir)
+    params, mpath, calibration = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
     checks = trace_checks(trace_dirs, params)
     chosen = median_trace(checks)
@@ -382,8 +397,20 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     for c in checks:
         notes.append(check_note(c) + (" — used (median prediction)" if c is chosen and len(checks) > 1 else ""))
         log(notes[-1])
-    sens, tol, preds = predict(trace_dir, params, opts.deltas)
+    from latitude.api import load
+
+    graph = load(str(trace_dir), progress=False)
+    sens, tol, preds = predict(graph, params, opts.deltas)
     points = [Point(d, t, lam) for d, (t, lam) in zip(opts.deltas, preds)]
+    if opts.bayes:
+        post = sample_posterior(opts, calibration, outdir, log)
+    if post is not None:
+        from latitude import bayes
+
+        log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
+        bands = bayes.predictive_band(graph, params, post, opts.deltas, opts.draws)
+        for p, b in zip(points, bands):
+            p.band = b
     total = opts.reps * len(points)
     log(f"running {total} injected runs ({len(points)} ΔL × {opts.reps}; {inject.environment_note()}) ...")
     t0 = time.monotonic()
@@ -398,8 +425,42 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol, checks)
     if output:
         v.output_diff = output.diff
+    if post is not None:
+        from latitude.bayes import share_inside
+
+        v.posterior = {
+            "path": str(opts.posterior or outdir / "machine.posterior.csv"),
+            "draws": opts.draws,
+            "level": 0.95,
+            "noise": "sigma_h",
+            "share_inside": share_inside([p.mean_ns for p in points], [p.band for p in points]),
+            "share_runs_inside": share_inside([p.runs_ns for p in points], [p.band for p in points]),
+        }
     v.files = write_outputs(v, outdir, opts.title or program_name(launch.argv))
     return v
+
+
+def read_posterior(opts: ValidateOptions):
+    """--posterior F read (before any run: a bad file stops at once), else None."""
+    if opts.bayes and (opts.machine or opts.posterior):
+        raise InputError("--bayes", "samples the posterior of validate's own calibration; with --machine give --posterior F")
+    if not opts.posterior:
+        return None
+    from latitude import bayes  # numpy and emcee: only when a band is asked for
+
+    return bayes.Posterior.read(opts.posterior)
+
+
+def sample_posterior(opts: ValidateOptions, calibration, outdir: Path, log):
+    """--bayes: the posterior of this validation's own calibration, saved as
+    DIR/machine.posterior.csv."""
+    from latitude import bayes
+
+    m, f = calibration
+    log(f"sampling the posterior: 32 walkers × {opts.bayes_steps} steps (emcee) ...")
+    post = bayes.sample(m, f, bayes.Priors.around(f), steps=opts.bayes_steps)
+    post.write(str(outdir / "machine.posterior.csv"))
+    return post
 
 
 def program_name(argv: list[str]) -> str:
@@ -433,22 +494,37 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
         json.dump(v.summary() | {"files": files}, f, indent=1)
     from latitude.plots import runtime_plot
 
-    measured = [{"delta_us": r["delta_L_us"], "mean_us": r["mean_us"], "std_us": r["std_us"]} for r in rows]
-    runtime_plot(v.sens, v.tol, files["plot"], measured=measured, title=f"{title}: RRMSE {100 * v.rrmse:.2f} %")
+    measured = [
+        {"delta_us": r["delta_L_us"], "mean_us": r["mean_us"], "std_us": r["std_us"]}
+        | ({"band_lo_us": r["band_lo_us"], "band_hi_us": r["band_hi_us"]} if "band_lo_us" in r else {})
+        for r in rows
+    ]
+    band = f", {100 * v.posterior['share_inside']:.0f} % inside the 95 % band" if v.posterior else ""
+    runtime_plot(v.sens, v.tol, files["plot"], measured=measured, title=f"{title}: RRMSE {100 * v.rrmse:.2f} %{band}")
     return files
 
 
 def table(v: Validation) -> str:
-    out = [f"{'ΔL (µs)':>8} {'predicted (ms)':>15} {'measured (ms)':>22} {'error':>8} {'λ_L':>7}"]
+    band = " 95 % predictive band (ms)" if v.posterior else ""
+    out = [f"{'ΔL (µs)':>8} {'predicted (ms)':>15} {'measured (ms)':>22} {'error':>8} {'λ_L':>7}{band}"]
     for p in v.points:
         out.append(
             f"{p.delta_ns / 1e3:>8.1f} {p.predicted_ns / 1e6:>15.3f} "
             f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}"
+            + (f"  [{p.band['lo'] / 1e6:.3f}, {p.band['hi'] / 1e6:.3f}]" + ("" if p.band_row()["mean_inside"] else " outside")
+               if p.band else "")
         )
     out.append(
         f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
         f"{len(v.points[0].runs_ns)} runs)"
     )
+    if v.posterior:
+        pst = v.posterior
+        out.append(
+            f"posterior ({pst['draws']} draws, {pst['path']}): {100 * pst['share_inside']:.0f} % of the measured means "
+            f"and {100 * pst['share_runs_inside']:.0f} % of the runs inside the 95 % predictive band "
+            "(θ from the posterior, one engine pass per draw, plus its round-trip noise σ_h)"
+        )
     used = next((c for c in v.trace_checks if c["trace"] == v.trace_dir.name), None)
     if used and used["traced_ns"]:
         out.append(

@@ -25,7 +25,9 @@ per-size medians), predict T(L₀ + ΔL) over the grid, run the program under th
 per ΔL, and report the measured mean ± std against the prediction and the RRMSE, and the
 prediction at ΔL = 0 against the traced run's own runtime (the model's error on that run). Writes
 DIR/validation.csv (delta_L_us, predicted_us, mean_us, std_us, ...), DIR/runs.csv (every
-run), DIR/validation.json and DIR/validation.png. Timings need a quiet machine: see
+run), DIR/validation.json and DIR/validation.png. With --posterior F (or --bayes) each ΔL also
+gets the 95 % posterior predictive band of one run and the share of measured points inside
+it (table, JSON "posterior" and band_* keys, shaded in the plot). Timings need a quiet machine: see
 docs/validation.md."""
 
 
@@ -86,6 +88,23 @@ def register(subparsers) -> None:
     p.add_argument("--title", help="plot title (default: the program's name)")
     p.add_argument("--max-rrmse", type=float, metavar="PCT", help="exit with status 1 if the RRMSE exceeds PCT percent")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    g = p.add_argument_group("posterior predictive band (docs/validation.md)")
+    g.add_argument(
+        "--posterior",
+        metavar="CSV",
+        help="posterior of latitude calibrate --bayes (of the same machine, under the injector): the 95 %% "
+        "predictive band per ΔL and the share of measured points inside it",
+    )
+    g.add_argument(
+        "--bayes",
+        action="store_true",
+        help="sample the posterior from validate's own calibration (saved as DIR/machine.posterior.csv) and "
+        "report the band as with --posterior",
+    )
+    g.add_argument("--steps", type=int, default=3000, help="MCMC steps per walker with --bayes (default 3000)")
+    g.add_argument(
+        "--draws", type=int, default=200, metavar="N", help="posterior draws for the band (default %(default)s)"
+    )
     add_launch_args(
         p,
         "the tracer, injector and calibration",
@@ -98,6 +117,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     require_positive(args, ("reps", "traces", "calib_repeat"), "number of runs")
+    require_positive(args, ("steps", "draws"), "count")
     if args.trace and not Path(args.trace).exists():
         raise InputError(args.trace, "no such trace directory")
     opts = validate.ValidateOptions(
@@ -113,6 +133,10 @@ def run(args) -> int:
         title=args.title,
         calib_repeat=args.calib_repeat,
         traces=args.traces,
+        posterior=args.posterior,
+        bayes=args.bayes,
+        bayes_steps=args.steps,
+        draws=args.draws,
     )
     validate.OutputCheck(None, opts.ignore_output)  # a bad pattern is an error before any run
     launch = inject.Launch.resolve(args.command, args.mpicc)
