@@ -42,19 +42,40 @@ NOISE = ("sigma_h", "sigma_c")
 COLUMNS = PARAMS + NOISE
 
 
+# Coefficients of the class terms (docs/model.md §1: o → o + o_c, L → L + l_c per class c)
+# in each kind of sample: an eager half round trip has one L and two o, a rendezvous one
+# three of each, a timed call one o.
+_COEF = {0: {"L": 1, "o": 2}, 1: {"L": 3, "o": 3}, 2: {"o": 1}}
+
+
+def free_terms(classes, f: Fit) -> tuple:
+    """The class terms the data identify (sampled; the others stay at the machine's values):
+    o and L are the small class's own (the base fit takes them from the smallest messages),
+    so small.o/small.L are not separable from them; medium.o and medium.L are, where a cut-off
+    S₁ > 0 splits the eager sizes; large.L is the rendezvous set-up the large round trips show
+    beyond L (large.o is not separable from it and stays 0, as protocol_fit writes it)."""
+    if classes is None or classes.S1 is None:
+        return ()
+    out = ("medium.o", "medium.L") if classes.S1 > 0 else ()
+    return out + (("large.L",) if f.L_rendezvous is not None else ())
+
+
 @dataclass
 class Data:
     """The samples as arrays (ns): sizes b, model kind (0 eager / 1 rendezvous round trip,
-    2 call), values."""
+    2 call), values; with protocol classes, per sample the coefficients of the sampled class
+    terms (C, samples × free terms) and the fixed terms' cost (offset)."""
 
     b: np.ndarray
     kind: np.ndarray
     y: np.ndarray
+    C: np.ndarray | None = None
+    offset: np.ndarray | None = None
 
     @classmethod
-    def of(cls, m: Measurements) -> Data:
+    def of(cls, m: Measurements, classes=None, free: tuple = ()) -> Data:
         S = m.eager
-        bs, kinds, ys = [], [], []
+        bs, kinds, ys, sizes = [], [], [], []
         for run in m.runs or [m]:
             for (kind, size), vals in run.samples.items():
                 eager = S is None or size <= S
@@ -66,62 +87,89 @@ class Data:
                     continue
                 bs += [max(size - 1, 0)] * len(vals)
                 kinds += [k] * len(vals)
+                sizes += [size] * len(vals)
                 ys += [v * 1e3 for v in vals]
         if not ys or 0 not in kinds or 2 not in kinds:
             raise InputError(
                 "--bayes", "needs the samples of eager round trips and call times (latitude calibrate keeps them)"
             )
-        return cls(np.array(bs, dtype=float), np.array(kinds), np.array(ys, dtype=float))
+        d = cls(np.array(bs, dtype=float), np.array(kinds), np.array(ys, dtype=float))
+        if classes is not None and classes.S1 is not None:
+            d.C, d.offset = _class_terms(d.kind, np.array(sizes), classes, free)
+        return d
+
+
+def _class_terms(kind: np.ndarray, size: np.ndarray, classes, free: tuple):
+    """(coefficients of the free class terms per sample, cost of the fixed ones per sample)."""
+    cls_of = np.where(kind == 1, "large", np.where(size <= classes.S1, "small", "medium"))
+    C = np.zeros((len(kind), len(free)))
+    offset = np.zeros(len(kind))
+    for c in ("small", "medium", "large"):
+        for term in ("o", "L"):
+            name = f"{c}.{term}"
+            coef = np.array([_COEF[k].get(term, 0) for k in kind]) * (cls_of == c)
+            if name in free:
+                C[:, free.index(name)] = coef
+            else:
+                offset += coef * classes.values.get(name, 0.0)
+    return C, offset
 
 
 def model(theta: np.ndarray, d: Data) -> np.ndarray:
-    """Model values of the samples for parameters theta = (L, o, G, O, ...); theta may be a
-    (walkers, params) array (one row per walker)."""
+    """Model values of the samples for parameters theta = (L, o, G, O, class terms..., noise);
+    theta may be a (walkers, params) array (one row per walker)."""
     th = np.atleast_2d(theta)
     L, o, G, O = (th[:, i : i + 1] for i in range(4))
     eager = L + 2 * o + d.b * (G + O)
     rndv = 3 * L + 3 * o + d.b * G
     call = o + d.b * O
-    return np.where(d.kind == 0, eager, np.where(d.kind == 1, rndv, call))
+    mu = np.where(d.kind == 0, eager, np.where(d.kind == 1, rndv, call))
+    if d.C is not None:
+        mu = mu + th[:, 4 : 4 + d.C.shape[1]] @ d.C.T + d.offset
+    return mu
 
 
 @dataclass
 class Priors:
     lo: np.ndarray
     hi: np.ndarray
+    names: tuple = COLUMNS  # L, o, G, O, the sampled class terms, the noise terms
 
     @classmethod
-    def around(cls, f: Fit, spec: str | None = None) -> Priors:
-        """Uniform ranges: from `spec` ("L=0:10us,G=0:0.1ns"), else 0 to 4× the point estimate
-        plus a margin; the noise terms between 0.01 % and 100 %."""
-        point = {"L": f.L, "o": f.o, "G": f.G, "O": f.O}
-        lo = {k: 0.0 for k in PARAMS}
-        hi = {k: 4 * max(v, 0.0) + (1000.0 if k in ("L", "o") else 0.01) for k, v in point.items()}
+    def around(cls, f: Fit, spec: str | None = None, classes=None) -> Priors:
+        """Uniform ranges: from `spec` ("L=0:10us,G=0:0.1ns,large.L=0:5us"), else 0 to 4× the
+        point estimate plus a margin (class terms: their values in `classes`, the protocol
+        fit); the noise terms between 0.01 % and 100 %."""
+        free = free_terms(classes, f)
+        point = {"L": f.L, "o": f.o, "G": f.G, "O": f.O} | {k: classes.values[k] for k in free}
+        lo = dict.fromkeys(point, 0.0)
+        hi = {k: 4 * max(v, 0.0) + (0.01 if k in ("G", "O") else 1000.0) for k, v in point.items()}
         for item in (spec or "").split(","):
             if not item.strip():
                 continue
             name, _, rng = item.partition("=")
             name = name.strip()
             a, sep, z = rng.partition(":")
-            if name not in PARAMS or not sep:
-                raise InputError("--prior", f"expected NAME=LO:HI with NAME one of {', '.join(PARAMS)}, got {item!r}")
+            if name not in point or not sep:
+                raise InputError("--prior", f"expected NAME=LO:HI with NAME one of {', '.join(point)}, got {item!r}")
             parse = parse_gap if name in ("G", "O") else parse_time
             lo[name], hi[name] = parse(a, "--prior"), parse(z, "--prior")
             if not hi[name] > lo[name] >= 0:
                 raise InputError("--prior", f"{name}: expected 0 <= LO < HI, got {item!r}")
         return cls(
-            np.array([lo[k] for k in PARAMS] + [1e-4, 1e-4]),
-            np.array([hi[k] for k in PARAMS] + [1.0, 1.0]),
+            np.array([lo[k] for k in point] + [1e-4, 1e-4]),
+            np.array([hi[k] for k in point] + [1.0, 1.0]),
+            PARAMS + free + NOISE,
         )
 
 
 def log_posterior(theta: np.ndarray, d: Data, pr: Priors) -> np.ndarray:
-    """Log posterior (up to a constant) of each row of theta (walkers × 6)."""
+    """Log posterior (up to a constant) of each row of theta (walkers × parameters)."""
     th = np.atleast_2d(theta)
     inside = np.all((th >= pr.lo) & (th <= pr.hi), axis=1)
     th = np.clip(th, pr.lo, pr.hi)  # rows outside get -inf below; keep their arithmetic finite
     mu = model(th, d)
-    sigma = np.where(d.kind == 2, th[:, 5:6], th[:, 4:5]) * np.maximum(mu, 1e-3)
+    sigma = np.where(d.kind == 2, th[:, -1:], th[:, -2:-1]) * np.maximum(mu, 1e-3)
     ll = -0.5 * np.sum(((d.y - mu) / sigma) ** 2 + 2 * np.log(sigma), axis=1)
     return np.where(inside, ll, -np.inf)
 
@@ -145,8 +193,17 @@ class Posterior:
         takes (``Params.with_values``), so a class term lands where the engine reads it."""
         return params.with_values(dict(zip(self.model_names, (float(v) for v in row))))
 
-    def interval(self, name: str, level: float = 0.95) -> tuple[float, float]:
-        x = self.column(name)
+    def effective(self, cls: str, term: str, fixed: dict) -> np.ndarray:
+        """Draws of what the engine charges a message of class `cls` for `term` ("o" or "L"):
+        term + cls.term, the class term from the draws where sampled, else from `fixed` (the
+        machine's values). o and small.o are one cost to the data, so this is what a posterior
+        pins down; its `o` alone is the overhead given the machine's small.o."""
+        name = f"{cls}.{term}"
+        extra = self.column(name) if name in self.columns else fixed.get(name, 0.0)
+        return self.column(term) + extra
+
+    def interval(self, name: str, level: float = 0.95, x: np.ndarray | None = None) -> tuple[float, float]:
+        x = self.column(name) if x is None else x
         q = (1 - level) / 2
         return float(np.quantile(x, q)), float(np.quantile(x, 1 - q))
 
@@ -199,26 +256,31 @@ class Posterior:
         return cls(samples, float("nan"), columns=head)
 
 
-def sample(m: Measurements, f: Fit, priors: Priors, steps: int = 3000, walkers: int = 32, seed: int = 1) -> Posterior:
-    """Posterior samples of (L, o, G, O, σ_h, σ_c) given the measurements `m` (point fit `f`)."""
+def sample(
+    m: Measurements, f: Fit, priors: Priors, steps: int = 3000, walkers: int = 32, seed: int = 1, classes=None
+) -> Posterior:
+    """Posterior samples of (L, o, G, O, the class terms of `priors`, σ_h, σ_c) given the
+    measurements `m`, their point fit `f` and protocol classes `classes` (the ClassFit of
+    latitude.protocol_fit whose terms Priors.around chose; None: the two-protocol model)."""
     import emcee
 
-    d = Data.of(m)
+    free = priors.names[len(PARAMS) : -len(NOISE)]
+    d = Data.of(m, classes, free)
     rng = np.random.default_rng(seed)
-    start = np.array([f.L, f.o, f.G, f.O, max(f.noise or 0.02, 0.005), 0.05])
+    cls_start = [classes.values[k] for k in free] if free else []
+    start = np.array([f.L, f.o, f.G, f.O, *cls_start, max(f.noise or 0.02, 0.005), 0.05])
     start = np.clip(start, priors.lo + 1e-9 * (priors.hi - priors.lo), priors.hi - 1e-9 * (priors.hi - priors.lo))
-    ball = start * (1 + 1e-3 * rng.standard_normal((walkers, len(COLUMNS)))) + 1e-6 * rng.random(
-        (walkers, len(COLUMNS))
-    )
+    k = len(priors.names)
+    ball = start * (1 + 1e-3 * rng.standard_normal((walkers, k))) + 1e-6 * rng.random((walkers, k))
     ball = np.clip(ball, priors.lo, priors.hi)
-    sampler = emcee.EnsembleSampler(walkers, len(COLUMNS), log_posterior, args=(d, priors), vectorize=True)
+    sampler = emcee.EnsembleSampler(walkers, k, log_posterior, args=(d, priors), vectorize=True)
     sampler.random_state = np.random.RandomState(seed).get_state()  # a seeded run is reproducible
     sampler.run_mcmc(ball, steps, progress=False)
     burn = steps // 2
     tau = sampler.get_autocorr_time(discard=burn, quiet=True, tol=0)
     thin = int(max(1, np.nanmin([np.nanmax(tau) / 2, steps / 20]))) if np.all(np.isfinite(tau)) else 1
     chain = sampler.get_chain(discard=burn, thin=thin, flat=True)
-    return Posterior(chain, float(np.mean(sampler.acceptance_fraction)), [float(t) for t in tau])
+    return Posterior(chain, float(np.mean(sampler.acceptance_fraction)), [float(t) for t in tau], priors.names)
 
 
 def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dict:
@@ -310,9 +372,12 @@ def plot(post: Posterior, path: str, truth: dict | None = None) -> list[str]:
     plt = _mpl()
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = plt.subplots(2, 3, figsize=(11, 6))
-    units = {"L": "ns", "o": "ns", "G": "ns/B", "O": "ns/B", "sigma_h": "relative", "sigma_c": "relative"}
-    for ax, (i, name) in zip(axes.flat, enumerate(COLUMNS)):
+    rows = -(-len(post.columns) // 3)
+    fig, axes = plt.subplots(rows, 3, figsize=(11, 3 * rows), squeeze=False)
+    units = {"G": "ns/B", "O": "ns/B", "sigma_h": "relative", "sigma_c": "relative"}
+    for ax in axes.flat[len(post.columns) :]:
+        ax.set_visible(False)
+    for ax, (i, name) in zip(axes.flat, enumerate(post.columns)):
         x = post.samples[:, i]
         ax.hist(x, bins=50, color="#1f77b4", alpha=0.8, density=True)
         lo, hi = post.interval(name)
@@ -322,7 +387,7 @@ def plot(post: Posterior, path: str, truth: dict | None = None) -> list[str]:
         if truth and name in truth:
             ax.axvline(truth[name], color="#2ca02c", lw=2)
         ax.set_title(f"{name}: {np.median(x):.4g} [{lo:.4g}, {hi:.4g}]", fontsize=10)
-        ax.set_xlabel(units[name])
+        ax.set_xlabel(units.get(name, "ns"))
         ax.set_yticks([])
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useOffset=False)

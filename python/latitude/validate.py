@@ -240,7 +240,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
 
 
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
-    """(Params, path of the machine file, (measurements, fit) or None): --machine, or
+    """(Params, path of the machine file, (measurements, fit, protocol classes) or None): --machine, or
     calibrate under the injector."""
     from latitude import calibrate, loggp_fit, protocol_fit
     from latitude.params import Params
@@ -272,7 +272,7 @@ def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     inject.log(classes.notes[-1])
     text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
     write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
-    return Params.from_machine(str(path)), path, (m, f)
+    return Params.from_machine(str(path)), path, (m, f, classes)
 
 
 def launcher_part(argv: list[str]) -> list[str]:
@@ -443,7 +443,9 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
 def read_posterior(opts: ValidateOptions):
     """--posterior F read (before any run: a bad file stops at once), else None."""
     if opts.bayes and (opts.machine or opts.posterior):
-        raise InputError("--bayes", "samples the posterior of validate's own calibration; with --machine give --posterior F")
+        raise InputError(
+            "--bayes", "samples the posterior of validate's own calibration; with --machine give --posterior F"
+        )
     if not opts.posterior:
         return None
     from latitude import bayes  # numpy and emcee: only when a band is asked for
@@ -456,9 +458,10 @@ def sample_posterior(opts: ValidateOptions, calibration, outdir: Path, log):
     DIR/machine.posterior.csv."""
     from latitude import bayes
 
-    m, f = calibration
-    log(f"sampling the posterior: 32 walkers × {opts.bayes_steps} steps (emcee) ...")
-    post = bayes.sample(m, f, bayes.Priors.around(f), steps=opts.bayes_steps)
+    m, f, classes = calibration
+    priors = bayes.Priors.around(f, None, classes)
+    log(f"sampling the posterior of {', '.join(priors.names)}: 32 walkers × {opts.bayes_steps} steps (emcee) ...")
+    post = bayes.sample(m, f, priors, steps=opts.bayes_steps, classes=classes)
     post.write(str(outdir / "machine.posterior.csv"))
     return post
 
@@ -511,8 +514,12 @@ def table(v: Validation) -> str:
         out.append(
             f"{p.delta_ns / 1e3:>8.1f} {p.predicted_ns / 1e6:>15.3f} "
             f"{p.mean_ns / 1e6:>11.3f} ± {p.std_ns / 1e6:<8.3f} {100 * p.error:>7.2f}% {p.lambda_L:>7}"
-            + (f"  [{p.band['lo'] / 1e6:.3f}, {p.band['hi'] / 1e6:.3f}]" + ("" if p.band_row()["mean_inside"] else " outside")
-               if p.band else "")
+            + (
+                f"  [{p.band['lo'] / 1e6:.3f}, {p.band['hi'] / 1e6:.3f}]"
+                + ("" if p.band_row()["mean_inside"] else " outside")
+                if p.band
+                else ""
+            )
         )
     out.append(
         f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "

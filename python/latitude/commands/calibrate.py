@@ -80,10 +80,13 @@ def register(subparsers) -> None:
     g.add_argument(
         "--bayes",
         action="store_true",
-        help="also sample the posterior of L, o, G, O and the noise by MCMC (emcee); with -o saved as "
+        help="also sample the posterior of L, o, G, O, the protocol classes' terms and the noise by MCMC "
+        "(emcee); with -o saved as "
         "NAME.posterior.csv (give it to predict --posterior)",
     )
-    g.add_argument("--prior", metavar="SPEC", help="uniform prior ranges, e.g. L=0:10us,o=0:2us,G=0:0.1ns")
+    g.add_argument(
+        "--prior", metavar="SPEC", help="uniform prior ranges, e.g. L=0:10us,o=0:2us,G=0:0.1ns,large.L=0:5us"
+    )
     g.add_argument("--steps", type=int, default=3000, help="MCMC steps per walker (default 3000; half burn-in)")
     g.add_argument("--posterior-out", metavar="CSV", help="where to save the posterior samples")
     g.add_argument("--plot", metavar="F", help="marginal posterior plots (PNG/SVG/PDF by extension)")
@@ -141,7 +144,7 @@ def run(args) -> int:
     f = loggp_fit.fit(m)
     loggp_fit.require_identified(f, args.allow_zero_L)
     classes = protocol_fit.fit_classes(m, f)
-    post, post_path = posterior(args, m, f)
+    post, post_path = posterior(args, m, f, classes)
     if args.output:
         text = loggp_fit.to_toml(f, command, args.under_injector, samples, tracer=args.under_tracer)
         if post_path:
@@ -167,16 +170,16 @@ def run(args) -> int:
     return 0
 
 
-def posterior(args, m, f):
+def posterior(args, m, f, classes):
     """The posterior when --bayes is given, saved to --posterior-out (or NAME.posterior.csv)."""
     if not args.bayes:
         return None, None
     from latitude import bayes
 
     require_positive(args, ("steps",), "count")
-    priors = bayes.Priors.around(f, args.prior)
-    inject.log(f"sampling the posterior: 32 walkers × {args.steps} steps (emcee) ...")
-    post = bayes.sample(m, f, priors, steps=args.steps)
+    priors = bayes.Priors.around(f, args.prior, classes)
+    inject.log(f"sampling the posterior of {', '.join(priors.names)}: 32 walkers × {args.steps} steps (emcee) ...")
+    post = bayes.sample(m, f, priors, steps=args.steps, classes=classes)
     path = args.posterior_out or (os.path.splitext(args.output)[0] + ".posterior.csv" if args.output else None)
     if path:
         post.write(path)

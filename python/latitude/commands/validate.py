@@ -18,6 +18,7 @@ examples:
   latitude validate -- mpirun -np 2 apps/halo2d --iters 2000
   latitude validate --delta-L 0:100us:5 --reps 3 -o out/cg -- mpirun -np 2 apps/cg --n 1024
   latitude validate --machine machine.toml --trace traces/ -- mpirun -np 2 ./app
+  latitude validate --machine m.toml --posterior m.posterior.csv -- mpirun -np 2 ./app
 
 Steps: trace the program once (ΔL = 0; --traces N: N times, the median one is used),
 calibrate the machine under the injector (unless --machine; --calib-repeat runs combined by
