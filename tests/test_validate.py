@@ -98,6 +98,9 @@ def test_program_name(ompi_apps):
         (["--trace", "/nonexistent-dir"], "/nonexistent-dir"),
         (["--machine", "/nonexistent.toml", "--trace", "."], "/nonexistent.toml"),
         (["--ignore-output", "(unclosed"], "--ignore-output"),
+        (["--posterior", "/nonexistent.csv", "--trace", "."], "/nonexistent.csv"),
+        (["--bayes", "--machine", "/nonexistent.toml", "--trace", "."], "--bayes"),
+        (["--draws", "0"], "--draws"),
     ],
 )
 def test_validate_bad_input(ompi_apps, tmp_path, opts, where):

@@ -20,6 +20,12 @@ the application is traced N times and the trace whose ΔL = 0 prediction is the 
 used. Every trace's prediction at ΔL = 0 is also compared with that traced run's own runtime
 (same span): the difference is the model's and the calibration's error on that very run,
 free of the run-to-run variation that the injected runs' comparison includes.
+With a posterior of the machine's parameters (``--posterior F`` from ``calibrate --bayes``,
+or ``--bayes``: sampled from this validation's own calibration) every ΔL also gets the 95 %
+posterior predictive band of one run: θᵢ drawn from the posterior, Tᵢ = T(θᵢ, Lᵢ + ΔL) by one
+engine pass each, times 1 + σ_h,ᵢ·z with the draw's round-trip noise scale σ_h,ᵢ and z from
+the likelihood's Student-t (``latitude.bayes.predictive_band``); reported with the share of
+the measured means, and of single runs, inside it.
 Predictions use the rendezvous protocol the injector realises (handshake) and the eager
 limit S of the machine, which the injector is given too; collectives use the default
 algorithms of ``latitude schedule``, which the injector re-implements.
