@@ -107,8 +107,11 @@ def test_calibrate_bayes_with_classes_writes_their_columns_and_predict_applies_t
     runs = [synthetic_run(1500, 600, 0.05, 0.002, 65536, 0.01, rng, S1=1024, classes=cls) for _ in range(2)]
     samples, machine = tmp_path / "m.samples.csv", tmp_path / "m.toml"
     calibrate.write_samples(runs, str(samples))
-    doc = json.loads(
-        run_cli("calibrate", "--from-samples", samples, "-o", machine, "--bayes", "--steps", "300", "--json").stdout
+    doc = check(
+        "calibrate",
+        json.loads(
+            run_cli("calibrate", "--from-samples", samples, "-o", machine, "--bayes", "--steps", "300", "--json").stdout
+        ),
     )
     assert set(doc["posterior"]["params"]) == set(bayes.PARAMS + tuple(cls) + bayes.NOISE)
     post = bayes.Posterior.read(str(tmp_path / "m.posterior.csv"))
