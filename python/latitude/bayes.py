@@ -1,5 +1,7 @@
 """Bayesian calibration (`latitude calibrate --bayes`): posterior distributions of L, o, G, O
-from repeated measurements, instead of one point per parameter.
+and the protocol classes' identified terms from repeated measurements, instead of one point
+per parameter; and what predictions become under it (credible intervals, validate's
+predictive band).
 
 Data: every sample latitude-calib kept (:mod:`latitude.calibrate`), over all runs: the
 per-batch half round trips h of each size and the times inside each timed `MPI_Isend` /
@@ -8,6 +10,10 @@ per-batch half round trips h of each size and the times inside each timed `MPI_I
 
     half round trip   eager s ≤ S: L + 2o + b·(G + O)     rendezvous: 3L + 3o + b·G
     call time         o + b·O                              (eager sizes)
+
+and with protocol classes (S₁; docs/model.md §1) every o and L of a sample of class c is
+o + o_c and L + l_c: the class terms the data identify are sampled (free_terms), the others
+stay at the machine's values.
 
 Likelihood: every sample is Student-t distributed (ν = NU = 6 degrees of freedom) around its
 model value with a *relative* scale, σ_h for the round trips and σ_c for the calls (machine
@@ -292,13 +298,15 @@ def sample(
 
 
 def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dict:
-    """T's posterior predictive at `params` with (L, o, G, O) drawn from the posterior: one
+    """T's posterior predictive at `params` with its model parameters (L, o, G, O and any class
+    terms) drawn from the posterior: one
     engine pass per draw; the median, the 95 % credible interval and the draws' spread."""
     ts = []
     for row in post.draws(n, seed):
         p = post.apply(params, row)
         ts.append(graph.predict(p).runtime_ns)
-    return {"draws": n, "runtime_ns": _summary(ts) | {"mean": float(np.mean(ts)), "std": float(np.std(ts))}}
+    summary = _summary(ts) | {"mean": float(np.mean(ts)), "std": float(np.std(ts))}
+    return {"draws": n, "params": list(post.model_names), "runtime_ns": summary}
 
 
 NOISE_DRAWS = 20  # noise samples per engine pass: the band's tails from 20× the draws, at no engine cost

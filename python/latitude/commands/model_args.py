@@ -85,10 +85,10 @@ def with_sets(params: Params, sets) -> Params:
 
 
 def add_posterior_args(p, what: str, cost: str) -> None:
-    """--posterior F and --draws N: `what` from (L, o, G, O) drawn from calibrate --bayes's posterior."""
+    """--posterior F and --draws N: `what` from the parameters drawn from calibrate --bayes's posterior."""
     p.add_argument(
         "--posterior",
         metavar="CSV",
-        help=f"posterior of latitude calibrate --bayes: also {what}, (L, o, G, O) drawn from it ({cost})",
+        help=f"posterior of latitude calibrate --bayes: also {what}, (L, o, G, O and class terms) drawn from it ({cost})",
     )
     p.add_argument("--draws", type=int, default=200, metavar="N", help="posterior draws (default 200)")

@@ -86,7 +86,7 @@ def run(args) -> int:
 
         r = cred["runtime_ns"]
         con.print(
-            f"posterior ({cred['draws']} draws of L, o, G, O): T = {fmt_time(r['median'])}, "
+            f"posterior ({cred['draws']} draws of {', '.join(cred['params'])}): T = {fmt_time(r['median'])}, "
             f"95 % credible interval [{fmt_time(r['ci95'][0])}, {fmt_time(r['ci95'][1])}]"
         )
     if args.path:
