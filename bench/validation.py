@@ -137,12 +137,12 @@ def row(s: dict) -> str:
     )
 
 
-def noise_floor(points: list) -> float:
+def noise_floor(points: list) -> float | None:
     """The RMS standard error of the measured means relative to the mean runtime: the RRMSE
-    even a perfect prediction shows (0 with one run per point: not known)."""
+    even a perfect prediction shows (None with one run per point: not known)."""
     se2 = [(p["std_us"] / math.sqrt(p["runs"])) ** 2 for p in points if p["runs"] > 1]
     mean = sum(p["mean_us"] for p in points) / len(points)
-    return math.sqrt(sum(se2) / len(se2)) / mean if se2 else float("nan")
+    return math.sqrt(sum(se2) / len(se2)) / mean if se2 else None
 
 
 def traced_error(s: dict) -> float | None:
@@ -156,12 +156,13 @@ def traced_error(s: dict) -> float | None:
 def posterior_row(s: dict) -> dict:
     """One program's line of the posterior table (fractions as percentages), with its targets."""
     post = s.get("posterior")
-    rrmse, floor, err = 100 * s["rrmse"], 100 * noise_floor(s["points"]), traced_error(s)
+    floor = noise_floor(s["points"])
+    rrmse, floor, err = 100 * s["rrmse"], None if floor is None else 100 * floor, traced_error(s)
     return {
         "app": s["name"],
         "rrmse_pct": rrmse,
         "noise_floor_pct": floor,
-        "rrmse_target_met": rrmse <= max(RRMSE_TARGET_PCT, floor) if not math.isnan(floor) else None,
+        "rrmse_target_met": None if floor is None else rrmse <= max(RRMSE_TARGET_PCT, floor),
         "inside_pct": 100 * post["share_inside"] if post else None,
         "runs_inside_pct": 100 * post["share_runs_inside"] if post else None,
         "inside_target_met": post["share_inside"] >= INSIDE_TARGET if post else None,
@@ -174,7 +175,7 @@ def posterior_row(s: dict) -> dict:
 
 
 def _pct(x, met=None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if x is None:
         return "–"
     return f"{x:.2f} %" + ("" if met is None else " ✓" if met else " ✗")
 
