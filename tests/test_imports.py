@@ -150,3 +150,25 @@ def test_the_everyday_commands_start_without_numpy(examples):
         env = dict(os.environ, PYTHONPATH=PYDIR)
         proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
         assert proc.returncode == 0, (args, proc.stderr[-2000:])
+
+
+def test_a_command_imports_no_other_command(examples):
+    """`latitude predict` registers only its own subparser and loads no trace converter:
+    importing every command module and the OTF2/DUMPI readers was ~0.15 s of each start-up."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from latitude.cli import main; rc = main(sys.argv[1:]); "
+        "others = [m for m in sys.modules if m.startswith('latitude.commands.') and m.split('.')[-1] not in "
+        "('predict', 'model_args', 'schedule_args', 'launch_args')]; "
+        "assert not others, others; "
+        "assert 'latitude.formats.otf2_archive' not in sys.modules; "
+        "assert 'latitude.formats.dumpi_run' not in sys.modules; sys.exit(rc)"
+    )
+    env = dict(os.environ, PYTHONPATH=PYDIR)
+    goal = os.path.join(examples, "halo2d-16.goal")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "predict", goal, "--json"], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]

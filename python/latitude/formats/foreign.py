@@ -15,8 +15,7 @@ import shutil
 import tempfile
 
 from latitude.errors import InputError
-from latitude.formats import dumpi_file, dumpi_run
-from latitude.formats.otf2_archive import convert
+from latitude.formats import dumpi_file
 from latitude.formats.trace_writer import origin_of_line
 from latitude.progress import progress as bar
 
@@ -72,6 +71,12 @@ def converted(path: str, fmt: str, progress: bool = True):
 
 
 def _convert(path: str, fmt: str, out: str, progress: bool):
+    # The converters are imported here, not at the top: every command that loads a graph
+    # imports this module to recognise foreign traces, and the converters' imports were
+    # ~50 ms of every start-up (python -X importtime) for a trace few commands are given.
+    from latitude.formats import dumpi_run
+    from latitude.formats.otf2_archive import convert
+
     if fmt == DUMPI:
         meta = dumpi_file.meta_for(path)
         with bar(f"reading {os.path.basename(meta)}") as update:
