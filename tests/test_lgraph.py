@@ -88,7 +88,7 @@ def damaged(tmp_path, how: str) -> str:
     [
         ("truncated", "truncated .lgraph file"),
         ("flipped", "corrupted .lgraph file (checksum mismatch"),
-        ("version", "format version 9; this Latitude reads version 1"),
+        ("version", "format version 9; this Latitude reads version 2"),
         ("table", "corrupted .lgraph file (header checksum mismatch)"),
     ],
 )

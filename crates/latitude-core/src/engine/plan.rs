@@ -8,13 +8,13 @@
 //! multi-point passes cache-resident on graphs of 10⁸ vertices.
 
 use crate::error::{Error, Result};
-use crate::graph::{order, ExecGraph, Kind, OrderKind, IREQ, NONE};
+use crate::graph::{order, Arr, ExecGraph, Kind, OrderKind, IREQ, NONE};
 use crate::model::{p, Model, Point, NPARAM};
 use crate::net::Routes;
 
 pub struct Plan {
     pub model: Model,
-    pub(crate) slot: Vec<u32>,
+    pub(crate) slot: Arr<u32>,
     pub(crate) nslots: usize,
     /// Previous send of the same rank and NIC in trace order (NIC serialization), or NONE.
     pub(crate) gap_prev: Vec<u32>,
@@ -50,12 +50,19 @@ impl Plan {
     }
 
     /// The plan of a graph whose order has been checked. The slot assignment is one
-    /// sequential scan; the cost bounds and the sinks are independent of it and run beside
-    /// it on a second thread (large graphs: together ~40 % of the plan's instructions).
+    /// sequential scan (or a read: an .lgraph stores the slots of its order without NIC
+    /// chains); the cost bounds and the sinks are independent of it and run beside it on a
+    /// second thread (large graphs: together ~40 % of the plan's instructions).
     fn build(g: &ExecGraph, model: Model) -> Result<Plan> {
         let gap_prev = if model.nic_serialization { nic_chains(g)? } else { Vec::new() };
-        let ((slot, nslots), ((calc_total, coeff_total), sink)) =
-            crate::parallel::join(g.len() > 1 << 16, || assign_slots(g, &gap_prev), || (cost_bounds(g), sinks(g)));
+        let slots = || match &g.slots {
+            Some((slot, nslots)) if gap_prev.is_empty() => (slot.clone(), *nslots),
+            _ => {
+                let (slot, nslots) = assign_slots(g, &gap_prev);
+                (slot.into(), nslots)
+            }
+        };
+        let ((slot, nslots), ((calc_total, coeff_total), sink)) = crate::parallel::join(g.len() > 1 << 16, slots, || (cost_bounds(g), sinks(g)));
         Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total })
     }
 
@@ -230,6 +237,14 @@ pub(crate) fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: im
     let q = g.partner[v];
     if g.kind[v] != Kind::Calc && q != NONE && (q as usize) < v {
         f(q as usize);
+    }
+}
+
+/// The slots a plan without NIC chains gives `g` in its order (what an .lgraph stores).
+pub(crate) fn stored_slots(g: &ExecGraph) -> (Vec<u32>, usize) {
+    match &g.slots {
+        Some((slot, nslots)) => (slot.to_vec(), *nslots),
+        None => assign_slots(g, &[]),
     }
 }
 

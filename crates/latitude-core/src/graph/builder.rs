@@ -385,6 +385,7 @@ impl GraphBuilder {
             wildcards: self.wildcards,
             source: self.path.take().map(|path| SourceMap { path, line: std::mem::take(&mut self.line).into() }),
             colls: std::mem::take(&mut self.colls),
+            slots: None,
         };
         if let Some(perm) = perm {
             order::apply_permutation(&mut g, &perm);

@@ -90,6 +90,10 @@ pub struct ExecGraph {
     pub(crate) source: Option<SourceMap>,
     /// Where each rank's part of each collective call ends (empty without calls: colls.rs).
     pub(crate) colls: CollCalls,
+    /// The engine's value slots for this order (engine/plan.rs, without NIC chains) and
+    /// their number, when the graph came with them (an .lgraph stores them, so that a
+    /// plan is a read); any re-ordering drops them.
+    pub(crate) slots: Option<(Arr<u32>, usize)>,
 }
 
 impl ExecGraph {

@@ -294,6 +294,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
     let ((), (off, pred)) = crate::parallel::join(n > 1 << 20, || gather_all(g), || csr(&pred_off, &pred_in));
     g.pred_off = off.into();
     g.pred = pred.into();
+    g.slots = None; // they were the old order's
 }
 
 /// Re-order a graph for the sends satisfying `rendezvous` being rendezvous (needed when a

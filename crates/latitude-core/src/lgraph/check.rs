@@ -25,8 +25,18 @@ pub(super) fn kinds(k: &[u8]) -> Res {
 /// The graph invariants, on two threads for large graphs (ops and messages | dependencies
 /// and order).
 pub(super) fn graph(g: &ExecGraph) -> Res {
-    let (a, b) = crate::parallel::join(g.len() > 1 << 16, || ops(g).and_then(|_| locals(g)), || dependencies(g));
+    let (a, b) = crate::parallel::join(g.len() > 1 << 16, || ops(g).and_then(|_| locals(g)), || dependencies(g).and_then(|_| slots(g)));
     a.and(b)
+}
+
+/// Every stored engine slot indexes the value store the header sizes (which vertices share
+/// a slot is not re-derived, like the pairing: the checksum vouches for it).
+fn slots(g: &ExecGraph) -> Res {
+    let Some((slot, nslots)) = &g.slots else { return Ok(()) };
+    match slot.iter().position(|&s| s as usize >= *nslots) {
+        Some(v) => Err(bad(format_args!("vertex {v} has value slot {}, the header says {nslots}", slot[v]))),
+        None => Ok(()),
+    }
 }
 
 fn ops(g: &ExecGraph) -> Res {
@@ -181,5 +191,6 @@ mod tests {
         .contains("does not come before"));
         assert!(broken(|g| g.pred_off.make_mut()[2] = 9).contains("out of order"));
         assert!(broken(|g| *g.pred_off.make_mut().last_mut().unwrap() = 0).contains("span"));
+        assert!(broken(|g| g.slots = Some((vec![0, 1, 2, 0].into(), 2))).contains("value slot 2"));
     }
 }

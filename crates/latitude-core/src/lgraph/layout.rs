@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //!      0     8  magic "\x89LGRAPH\n"
-//!      8     4  format version (1)
+//!      8     4  format version (2)
 //!     12     4  header size (128)
 //!     16     8  vertices n
 //!     24     8  edges e (predecessor entries)
@@ -15,7 +15,8 @@
 //!     52     4  zero
 //!     56     8  file length in bytes
 //!     64     8  cache key (0: none)
-//!     72    48  zero
+//!     72     8  engine value slots (0 when the slot section is empty)
+//!     80    40  zero
 //!    120     8  XXH3-64 of bytes 0..120 and the section table
 //!    128  32·k  section table: id u32, element size u32, offset u64, count u64, XXH3-64 u64
 //! ```
@@ -24,7 +25,9 @@
 use crate::graph::OrderKind;
 
 pub const MAGIC: [u8; 8] = *b"\x89LGRAPH\n";
-pub const VERSION: u32 = 1;
+/// 2: the collective calls (section `colls`) and the engine's value slots (section `slot`,
+/// header field `slots`) are stored.
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 128;
 pub const ENTRY_LEN: usize = 32;
 pub const ALIGN: usize = 64;
@@ -47,11 +50,12 @@ pub enum Sec {
     Partner,
     SourcePath,
     SourceLine,
-    /// The collective calls (graph/colls.rs), bytes; optional (files before it lack it).
+    /// The collective calls (graph/colls.rs), bytes.
     Colls,
+    Slot,
 }
 
-pub const SECTIONS: [Sec; 14] = [
+pub const SECTIONS: [Sec; 15] = [
     Sec::Kind,
     Sec::Rank,
     Sec::Local,
@@ -66,6 +70,7 @@ pub const SECTIONS: [Sec; 14] = [
     Sec::SourcePath,
     Sec::SourceLine,
     Sec::Colls,
+    Sec::Slot,
 ];
 
 impl Sec {
@@ -85,6 +90,7 @@ impl Sec {
             Sec::SourcePath => "source_path",
             Sec::SourceLine => "source_line",
             Sec::Colls => "colls",
+            Sec::Slot => "slot",
         }
     }
     pub fn elem_size(self) -> usize {
@@ -111,6 +117,7 @@ pub struct Header {
     pub sections: u32,
     pub file_len: u64,
     pub key: u64,
+    pub slots: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +152,7 @@ pub fn encode(h: &Header, table: &[Entry]) -> Vec<u8> {
     b[48..52].copy_from_slice(&(table.len() as u32).to_le_bytes());
     b[56..64].copy_from_slice(&h.file_len.to_le_bytes());
     b[64..72].copy_from_slice(&h.key.to_le_bytes());
+    b[72..80].copy_from_slice(&h.slots.to_le_bytes());
     for (i, e) in table.iter().enumerate() {
         let at = HEADER_LEN + ENTRY_LEN * i;
         b[at..at + 4].copy_from_slice(&(e.sec as u32).to_le_bytes());
@@ -196,6 +204,7 @@ pub fn decode_header(b: &[u8]) -> Result<Header, String> {
         sections: u32_at(b, 48),
         file_len: u64_at(b, 56),
         key: u64_at(b, 64),
+        slots: u64_at(b, 72),
     })
 }
 

@@ -53,9 +53,6 @@ fn layout_of(b: &[u8]) -> std::result::Result<(Header, Vec<Entry>), String> {
     }
     for &sec in &SECTIONS {
         let found: Vec<&Entry> = table.iter().filter(|e| e.sec == sec).collect();
-        if found.is_empty() && sec == Sec::Colls {
-            continue; // written before collective calls were kept
-        }
         let [e] = found[..] else {
             return Err(format!("corrupted .lgraph file (section {} appears {} times)", sec.name(), found.len()));
         };
@@ -63,6 +60,7 @@ fn layout_of(b: &[u8]) -> std::result::Result<(Header, Vec<Entry>), String> {
             Sec::PredOff => e.count == n + 1,
             Sec::Pred => e.count == h.edges,
             Sec::Cpu | Sec::Nic | Sec::SourceLine => e.count == 0 || e.count == n,
+            Sec::Slot => (e.count == 0 && h.slots == 0) || (e.count == n && h.slots <= n && (h.slots > 0 || n == 0)),
             Sec::SourcePath => e.count <= 1 << 16,
             Sec::Colls => true,
             _ => e.count == n,
@@ -128,10 +126,8 @@ fn load(map: Mmap, h: &Header, table: &[Entry]) -> std::result::Result<ExecGraph
         order: h.order,
         wildcards: h.wildcards,
         source: source.filter(|_| line.len() == h.vertices as usize).map(|path| SourceMap { path, line }),
-        colls: match table.iter().find(|e| e.sec == Sec::Colls) {
-            Some(e) => CollCalls::from_bytes(bytes(&map, e), h.vertices as usize)?,
-            None => CollCalls::default(),
-        },
+        colls: CollCalls::from_bytes(bytes(&map, &entry(Sec::Colls)), h.vertices as usize)?,
+        slots: Some((arr(Sec::Slot)?, h.slots as usize)).filter(|(s, _)| s.len() == h.vertices as usize && h.vertices > 0),
     };
     check::graph(&g)?;
     Ok(g)

@@ -39,12 +39,15 @@ pub(crate) fn section_bytes(g: &ExecGraph, sec: Sec) -> Cow<'_, [u8]> {
         Sec::SourcePath => Cow::Borrowed(g.source.as_ref().map(|s| s.path.as_bytes()).unwrap_or_default()),
         Sec::SourceLine => le_bytes(g.source.as_ref().map(|s| &s.line[..]).unwrap_or_default()),
         Sec::Colls => Cow::Owned(g.colls.to_bytes()),
+        Sec::Slot => unreachable!("the slots are computed by `write`"),
     }
 }
 
 /// Write `g` to `path` atomically; `key` (0: none) records what the graph was made from.
 pub fn write(g: &ExecGraph, path: &str, key: u64) -> Result<()> {
-    let bytes: Vec<Cow<[u8]>> = SECTIONS.iter().map(|&s| section_bytes(g, s)).collect();
+    // The engine's slots (no plan exists for unmatched wildcard receives: none stored).
+    let (slot, nslots) = if g.wildcard_recvs() == 0 { crate::engine::plan::stored_slots(g) } else { (Vec::new(), 0) };
+    let bytes: Vec<Cow<[u8]>> = SECTIONS.iter().map(|&s| if s == Sec::Slot { Cow::Owned(le_bytes(&slot).into_owned()) } else { section_bytes(g, s) }).collect();
     let sums = checksums(&bytes);
     let mut offset = align_up((HEADER_LEN + ENTRY_LEN * SECTIONS.len()) as u64);
     let mut table = Vec::with_capacity(SECTIONS.len());
@@ -62,6 +65,7 @@ pub fn write(g: &ExecGraph, path: &str, key: u64) -> Result<()> {
         sections: SECTIONS.len() as u32,
         file_len: offset,
         key,
+        slots: nslots as u64,
     };
     atomic_write(path, |f| {
         let head = encode(&header, &table);
