@@ -15,7 +15,8 @@ ru_maxrss), with every file in the page cache:
             that generates the same graph and predicts: the target is within +10 %);
   LogGOPSim on its own binary schedule, and txt2bin + LogGOPSim, when LATITUDE_LOGGOPSIM
             (and LATITUDE_TXT2BIN) name the binaries; otherwise one line says why not.
-`python -m latitude --version` is timed too (interpreter start-up is part of end to end).
+`python -m latitude predict --help` is timed too (interpreter start-up and the imports of
+one command are part of end to end).
 The checkout's Python package is byte-compiled first, as `pip install` does: without .pyc
 files (PYTHONDONTWRITEBYTECODE=1 in the environment) every start-up would compile the
 package's source again, ~45 % of a small command's instructions.
@@ -188,7 +189,7 @@ def table(rows: list, startup_s: float) -> None:
             f"| {f'{both:.2f} s' if both else '—'} |"
         )
         print(re.sub(r"\| [^|]*nan[^|]* ", "| — ", line))
-    print(f"\n`python -m latitude --version` (interpreter start-up and imports): {startup_s:.3f} s")
+    print(f"\n`python -m latitude predict --help` (interpreter start-up and imports): {startup_s:.3f} s")
 
 
 def main() -> None:
@@ -220,7 +221,7 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "python", "latitude")], check=True)
     work = a.dir or tempfile.mkdtemp(prefix="latitude-load-")
     os.makedirs(work, exist_ok=True)
-    startup = measured(LAT + ["--version"], max(a.repeat, 5))[0]
+    startup = measured(LAT + ["predict", "--help"], max(a.repeat, 5))[0]
     rows = []
     for n in (float(s) for s in a.sizes.split(",")):
         binary_only = {float(x) for x in a.binary_only.split(",") if x}
