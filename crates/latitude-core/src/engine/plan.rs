@@ -8,7 +8,7 @@
 //! multi-point passes cache-resident on graphs of 10⁸ vertices.
 
 use crate::error::{Error, Result};
-use crate::graph::{order, Arr, ExecGraph, Kind, OrderKind, IREQ, NONE};
+use crate::graph::{order, slots, Arr, ExecGraph, Kind, OrderKind, IREQ, NONE};
 use crate::model::{p, Model, Point, NPARAM};
 use crate::net::Routes;
 
@@ -58,7 +58,7 @@ impl Plan {
         let slots = || match &g.slots {
             Some((slot, nslots)) if gap_prev.is_empty() => (slot.clone(), *nslots),
             _ => {
-                let (slot, nslots) = assign_slots(g, &gap_prev);
+                let (slot, nslots) = slots::assign(g, &gap_prev);
                 (slot.into(), nslots)
             }
         };
@@ -220,60 +220,4 @@ fn nic_chains(g: &ExecGraph) -> Result<Vec<u32>> {
         }
     }
     Ok(prev)
-}
-
-/// Readers of each vertex's values at each position, in a pass: local predecessors, the NIC
-/// predecessor, and the message partner when it came earlier (the second op of a pair reads
-/// the first's start and writes the first's end).
-pub(crate) fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: impl FnMut(usize)) {
-    for (p, _) in g.preds(v as u32) {
-        f(p as usize);
-    }
-    if let Some(&p) = gap_prev.get(v) {
-        if p != NONE {
-            f(p as usize);
-        }
-    }
-    let q = g.partner[v];
-    if g.kind[v] != Kind::Calc && q != NONE && (q as usize) < v {
-        f(q as usize);
-    }
-}
-
-/// The slots a plan without NIC chains gives `g` in its order (what an .lgraph stores).
-pub(crate) fn stored_slots(g: &ExecGraph) -> (Vec<u32>, usize) {
-    match &g.slots {
-        Some((slot, nslots)) => (slot.to_vec(), *nslots),
-        None => assign_slots(g, &[]),
-    }
-}
-
-/// Linear-scan slot allocation: a vertex's slot is freed after its last reader.
-fn assign_slots(g: &ExecGraph, gap_prev: &[u32]) -> (Vec<u32>, usize) {
-    const FREED: u32 = u32::MAX;
-    let n = g.len();
-    let mut last: Vec<u32> = (0..n as u32).collect();
-    for v in 0..n {
-        for_each_read(g, gap_prev, v, |x| last[x] = v as u32); // v only grows: the last reader
-    }
-    let mut slot = vec![0u32; n];
-    let mut free: Vec<u32> = Vec::new();
-    let mut nslots = 0u32;
-    for v in 0..n {
-        slot[v] = free.pop().unwrap_or_else(|| {
-            nslots += 1;
-            nslots - 1
-        });
-        for_each_read(g, gap_prev, v, |x| {
-            if last[x] == v as u32 {
-                last[x] = FREED;
-                free.push(slot[x]);
-            }
-        });
-        if last[v] == v as u32 {
-            last[v] = FREED;
-            free.push(slot[v]);
-        }
-    }
-    (slot, nslots as usize)
 }

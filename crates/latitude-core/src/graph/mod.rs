@@ -17,6 +17,7 @@ mod colls;
 mod deps;
 pub(crate) mod matching;
 pub(crate) mod order;
+pub(crate) mod slots;
 mod source;
 
 pub use arr::{Arr, Plain};

@@ -46,7 +46,7 @@ pub(crate) fn section_bytes(g: &ExecGraph, sec: Sec) -> Cow<'_, [u8]> {
 /// Write `g` to `path` atomically; `key` (0: none) records what the graph was made from.
 pub fn write(g: &ExecGraph, path: &str, key: u64) -> Result<()> {
     // The engine's slots (no plan exists for unmatched wildcard receives: none stored).
-    let (slot, nslots) = if g.wildcard_recvs() == 0 { crate::engine::plan::stored_slots(g) } else { (Vec::new(), 0) };
+    let (slot, nslots) = if g.wildcard_recvs() == 0 { crate::graph::slots::stored(g) } else { (Vec::new(), 0) };
     let bytes: Vec<Cow<[u8]>> = SECTIONS.iter().map(|&s| if s == Sec::Slot { Cow::Owned(le_bytes(&slot).into_owned()) } else { section_bytes(g, s) }).collect();
     let sums = checksums(&bytes);
     let mut offset = align_up((HEADER_LEN + ENTRY_LEN * SECTIONS.len()) as u64);
