@@ -5,6 +5,8 @@
 //! its reads (plus the NIC chains of a model that serializes sends), so it lives with the
 //! graph: an .lgraph stores it and a plan reads it.
 
+use std::borrow::Cow;
+
 use super::{ExecGraph, Kind, NONE};
 
 /// Readers of each vertex's values at each position, in a pass: local predecessors, the NIC
@@ -26,10 +28,13 @@ fn for_each_read(g: &ExecGraph, gap_prev: &[u32], v: usize, mut f: impl FnMut(us
 }
 
 /// The slots a plan without NIC chains gives `g` in its order (what an .lgraph stores).
-pub(crate) fn stored(g: &ExecGraph) -> (Vec<u32>, usize) {
+pub(crate) fn stored(g: &ExecGraph) -> (Cow<'_, [u32]>, usize) {
     match &g.slots {
-        Some((slot, nslots)) => (slot.to_vec(), *nslots),
-        None => assign(g, &[]),
+        Some((slot, nslots)) => (Cow::Borrowed(&slot[..]), *nslots),
+        None => {
+            let (slot, nslots) = assign(g, &[]);
+            (Cow::Owned(slot), nslots)
+        }
     }
 }
 
