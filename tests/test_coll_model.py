@@ -262,7 +262,9 @@ def test_measure_on_emulated_nodes_and_fit_alpha_per_channel(tracer_cache, tmp_p
     ch = json.loads(model.read_text())["channels"]
     assert set(ch) == {"shm", "emulated"}
     gap = ch["emulated"]["alpha_us"] - ch["shm"]["alpha_us"]
-    assert 40 < gap < 65, ch  # 50 µs added per message; a loaded host only adds
+    # 50 µs added per message; 4 ranks on 2 cores: a released receiver may wait for a core
+    # (69 µs seen on a loaded 2-core run); no emulation (~0) or a delay counted twice (~100) fail
+    assert 40 < gap < 85, ch
 
 
 def test_emulated_nodes_bad_options(tracer_cache, tmp_path):
