@@ -137,7 +137,10 @@ class App:
         if not self.results_file or not (cwd / self.results_file).exists():
             return ""
         f = cwd / self.results_file
-        verdicts = re.findall(r"\b(PASSED|FAILED)\b", f.read_text(errors="replace"))
+        # PTRANS adds a "CPU" line to each "WALL" line only when the process clock ticked
+        # during the transpose: how many appear depends on timing, not on the results
+        text = "\n".join(line for line in f.read_text(errors="replace").splitlines() if not line.startswith("CPU "))
+        verdicts = re.findall(r"\b(PASSED|FAILED)\b", text)
         f.unlink()
         return "".join(f"{self.results_file}: {v}\n" for v in verdicts)
 
@@ -146,13 +149,13 @@ APPS = {
     # HPCC N = 1000: on an idle 2-core machine the model predicted 15-27 % below the traced run
     # (-15.6, -17.6, -27.3 %) before two fixes that both raise the prediction against the traced
     # run: RandomAccess's work-loop polls stay computation (they had made its two sections run
-    # 24-26 % fast, ~9 % of the whole run) and the traced run counts from the last MPI_Init end.
-    # DGEMM, STREAM and FFT match; PTRANS, b_eff and HPL lost their time where the ranks sat in
-    # calls of 1 ms or more, preempted on a loaded machine (docs/validation.md, "Where HPCC's
-    # and NetPIPE's predictions missed"). The machine calibrated under the tracer (now the
-    # suite's for ΔL = 0) lowers the prediction by ~3 points against the injector's. 25 % at
-    # ΔL = 0 until re-measured on the idle machine; no claim yet at ΔL = 20 µs
-    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.25, inject_bound=None),
+    # 24-26 % fast, ~9 % of the whole run) and the traced run counts from the last MPI_Init end;
+    # the suite also predicts the traced run with a machine calibrated under the tracer
+    # (docs/validation.md, "Where HPCC's and NetPIPE's predictions missed"). Measured after
+    # them on the idle machine, 6 runs: -5.0, -7.1, -8.2, -11.3, -6.8, -14.3 % at ΔL = 0 and
+    # -16 to -36 % against the run injected at ΔL = 20 µs (the injected HPCC runs longer than
+    # the prediction: not explained yet). The bounds keep a margin over these spreads.
+    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.25, inject_bound=0.45),
     "qe": App(
         "qe",
         qe_case,
@@ -160,13 +163,11 @@ APPS = {
         (r"^\s*(Program PWSCF|This run was terminated|Parallel version|Message from routine|Threads)",),
     ),
     # NetPIPE with -n 100 repeats a fixed number of times (27,032 calls in every run): the
-    # workload does not move. Its ΔL = 0 misses (+8 to +43 % on an idle machine) were measured
-    # from rank 0's MPI_Init end (up to 14 ms before rank 1 left MPI_Init: now the last one
-    # counts), and its run is nearly all messages, so it shows the per-message o and L of a
-    # machine calibrated under the injector (o ~300 ns of the injector's own work per call)
-    # against a traced run (~150 ns per call): the suite now predicts the traced run with a
-    # machine calibrated under the tracer (22 % lower on the same trace). 25 % at ΔL = 0 until
-    # re-measured on the idle machine; no claim yet at ΔL = 20 µs
-    "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=0.25, inject_bound=None),
+    # workload does not move, but the run is ~10 ms of back-to-back ping-pongs and identical
+    # traced runs differ by ±20 % on the idle machine (67-96 ms with -n 1000): the ΔL = 0
+    # comparison sits below that noise floor (+7.3, -7.1, -12.7, +21.7, -27.0 % in 5 idle runs),
+    # so no claim there. At ΔL = 20 µs the injected latency dominates and the prediction holds:
+    # -3.1 to -5.6 % in the same 5 runs.
+    "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=None, inject_bound=0.20),
     "lammps": App("lammps", lammps_case, lambda: LAMMPS is not None),
 }
