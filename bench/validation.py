@@ -23,6 +23,7 @@ there. A smoke run (one program, two points, short chains):
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -199,6 +200,34 @@ def posterior_table(rows: list) -> str:
     return "\n".join([head, *lines])
 
 
+def reband(s: dict, draws: int) -> dict:
+    """An earlier run's posterior block recomputed with this checkout's band, from the files it
+    names (trace, machine, posterior) and its measured runs: no program runs again."""
+    from latitude import bayes
+    from latitude.api import load
+    from latitude.params import Params
+
+    graph = load(s["trace_dir"], progress=False)
+    params = Params.from_machine(s["machine"])
+    deltas = [p["delta_L_us"] * 1e3 for p in s["points"]]
+    spread = bayes.run_spread(c.get("traced_ns") for c in s["trace_checks"])
+    bands = bayes.predictive_band(
+        graph, params, bayes.Posterior.read(s["posterior"]["path"]), deltas, draws, spread=spread
+    )
+    runs: dict[float, list] = {}
+    with open(os.path.join(os.path.dirname(s["files"]["csv"]), "runs.csv")) as f:
+        for r in csv.DictReader(f):
+            runs.setdefault(float(r["delta_L_us"]), []).append(float(r["runtime_us"]) * 1e3)
+    means = [p["mean_us"] * 1e3 for p in s["points"]]
+    return s["posterior"] | {
+        "draws": draws,
+        "noise": "reband" if spread is None else f"traced runs' spread {100 * spread[0]:.2f} % of {spread[1]}",
+        "share_inside": bayes.share_inside(means, bands),
+        "share_runs_inside": bayes.share_inside([runs[p["delta_L_us"]] for p in s["points"]], bands),
+        "band_width_pct_at_0": 100 * (bands[0]["hi"] - bands[0]["lo"]) / s["points"][0]["predicted_us"] / 1e3,
+    }
+
+
 def table(results: list) -> str:
     head = (
         "| app | measured ΔL=0 (ms) | predicted | measured ΔL=200µs (ms) | predicted | λ_L | worst point "
@@ -221,7 +250,21 @@ def main() -> int:
     ap.add_argument("--bin", default=APPS_DIR, help="directory of the built apps/ programs (default apps/)")
     ap.add_argument("-o", "--output", default="latitude-validation")
     ap.add_argument("--docs", metavar="DIR", help="copy each app's validation.png/.csv here as APP.png/.csv")
+    ap.add_argument(
+        "--reband",
+        metavar="DIR",
+        help="run nothing: recompute the band and its shares of an earlier study's DIR/study.json with this checkout",
+    )
     a = ap.parse_args()
+    if a.reband:
+        with open(os.path.join(a.reband, "study.json")) as f:
+            results = json.load(f)
+        for s in results:
+            s["posterior"] = reband(s, a.draws)
+            print(
+                f"{s['name']}: band {s['posterior']['band_width_pct_at_0']:.1f} % wide at ΔL = 0 ({s['posterior']['noise']})"
+            )
+        return write_tables(results, a.reband)
     names = [n.strip() for n in a.apps.split(",") if n.strip()]
     unknown = [n for n in names if n not in APPS]
     if unknown:
@@ -237,13 +280,17 @@ def main() -> int:
             os.makedirs(a.docs, exist_ok=True)
             shutil.copy(s["files"]["plot"], os.path.join(a.docs, f"{name}.png"))
             shutil.copy(s["files"]["csv"], os.path.join(a.docs, f"{name}.csv"))
-    with open(os.path.join(a.output, "study.json"), "w") as f:
+    return write_tables(results, a.output)
+
+
+def write_tables(results: list, out: str) -> int:
+    with open(os.path.join(out, "study.json"), "w") as f:
         json.dump(results, f, indent=1)
     rows = [posterior_row(s) for s in results]
-    with open(os.path.join(a.output, "posterior.json"), "w") as f:
+    with open(os.path.join(out, "posterior.json"), "w") as f:
         json.dump(rows, f, indent=1)
     text = table(results) + "\n\n" + posterior_table(rows) + "\n"
-    with open(os.path.join(a.output, "study.md"), "w") as f:
+    with open(os.path.join(out, "study.md"), "w") as f:
         f.write(text)
     print(text)
     for s in results:

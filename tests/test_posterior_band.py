@@ -1,6 +1,7 @@
 """validate's posterior predictive band (latitude.bayes.predictive_band, validate --posterior):
-on a posterior without spread the band is the model's T times 1 ± 2.45 σ_h exactly as the
-Student-t noise term (ν = 6) says, so which measured points fall inside is known by hand; the JSON
+on a posterior without spread and 7 runs of relative spread s the band is the model's T times
+1 ± 2.45·s·√(8/7), the predictive interval of one more run (Student-t, 6 degrees of freedom),
+so which measured points fall inside is known by hand; without runs it is the mean's band; the JSON
 carries the band per point and the shares, and follows the schema; a posterior with
 protocol-class columns lands in the engine's named parameters."""
 
@@ -20,7 +21,9 @@ from latitude.errors import InputError
 from latitude.params import Params
 
 SIGMA = 0.01
-Z975 = 2.446912  # the 97.5 % quantile of Student-t with ν = 6 (bayes.NU), the noise of the likelihood
+Z975 = 2.446912  # the 97.5 % quantile of Student-t with 6 degrees of freedom
+RUNS = 7  # runs behind the spread: t with RUNS - 1 = 6 degrees of freedom
+WIDTH = SIGMA * (1 + 1 / RUNS) ** 0.5  # one more run's spread around a mean of RUNS
 
 
 def fixed_posterior(params: Params, sigma: float = SIGMA, extra: dict | None = None) -> bayes.Posterior:
@@ -38,21 +41,29 @@ def graph():
 def test_band_of_a_posterior_without_spread_is_the_noise_term_by_hand(graph):
     params = Params(L="2us", o="1us", G="0.05ns")
     deltas = [0.0, 20_000.0]
-    bands = bayes.predictive_band(graph, params, fixed_posterior(params), deltas, n=200)
+    bands = bayes.predictive_band(graph, params, fixed_posterior(params), deltas, n=200, spread=(SIGMA, RUNS))
     for d, b in zip(deltas, bands):
         T = graph.predict(params.replace(L=params.L + d)).runtime_ns
         assert b["mean_lo"] == pytest.approx(T) and b["mean_hi"] == pytest.approx(T)
-        # 4,000 t draws: the 2.5 % and 97.5 % quantiles within 0.3 σ of ±2.45 σ (about four standard errors)
-        assert b["lo"] == pytest.approx(T * (1 - Z975 * SIGMA), abs=0.3 * SIGMA * T)
-        assert b["hi"] == pytest.approx(T * (1 + Z975 * SIGMA), abs=0.3 * SIGMA * T)
-        assert b["median"] == pytest.approx(T, abs=0.1 * SIGMA * T)
+        # 4,000 t draws: the 2.5 % and 97.5 % quantiles within 0.3 w of ±2.45 w (about four standard errors)
+        assert b["lo"] == pytest.approx(T * (1 - Z975 * WIDTH), abs=0.3 * WIDTH * T)
+        assert b["hi"] == pytest.approx(T * (1 + Z975 * WIDTH), abs=0.3 * WIDTH * T)
+        assert b["median"] == pytest.approx(T, abs=0.1 * WIDTH * T)
     T0 = graph.predict(params).runtime_ns
     T1 = bands[1]["median"]
-    assert bayes.NU == 6
-    # means: T0 inside, T1 + 3 σ outside -> 1 of 2
-    assert bayes.share_inside([T0, T1 * (1 + 3 * SIGMA)], bands) == 0.5
-    # runs: 1.01 inside, 0.97 outside (−3 σ), at ΔL = 20 µs 1.0 inside -> 2 of 3
-    assert bayes.share_inside([[T0 * 1.01, T0 * 0.97], [T1]], bands) == pytest.approx(2 / 3)
+    # means: T0 inside, T1 + 3 w outside -> 1 of 2
+    assert bayes.share_inside([T0, T1 * (1 + 3 * WIDTH)], bands) == 0.5
+    # runs: +1 w inside, −3 w outside, at ΔL = 20 µs T1 inside -> 2 of 3
+    assert bayes.share_inside([[T0 * (1 + WIDTH), T0 * (1 - 3 * WIDTH)], [T1]], bands) == pytest.approx(2 / 3)
+    # no runs behind a spread: the band is the mean's (here a point)
+    (b,) = bayes.predictive_band(graph, params, fixed_posterior(params), [0.0], n=50)
+    assert b["lo"] == b["hi"] == pytest.approx(T0)
+
+
+def test_run_spread_is_the_relative_sample_deviation():
+    assert bayes.run_spread([100.0, None]) is None
+    s, k = bayes.run_spread([90.0, 100.0, 110.0])
+    assert k == 3 and s == pytest.approx(0.1)
 
 
 def test_a_spread_posterior_gives_a_credible_band_of_the_mean_inside_the_predictive_one(graph):
@@ -61,7 +72,7 @@ def test_a_spread_posterior_gives_a_credible_band_of_the_mean_inside_the_predict
     params = Params(L="2us", o="1us", G="0.05ns")
     rng = np.random.default_rng(3)
     rows = [[params.L * (1 + 0.1 * rng.standard_normal()), params.o, params.G, 0.0, 0.01, 0.05] for _ in range(400)]
-    (b,) = bayes.predictive_band(graph, params, bayes.Posterior(np.array(rows), 1.0), [0.0], n=100)
+    (b,) = bayes.predictive_band(graph, params, bayes.Posterior(np.array(rows), 1.0), [0.0], n=100, spread=(0.01, 5))
     T = graph.predict(params).runtime_ns
     assert b["mean_lo"] < T < b["mean_hi"] and b["mean_hi"] - b["mean_lo"] > 0.01 * T
     assert b["lo"] < b["mean_lo"] and b["mean_hi"] < b["hi"]
@@ -77,7 +88,7 @@ def test_validation_json_keys_and_table_with_a_band(tmp_path):
         "path": "p.csv",
         "draws": 50,
         "level": 0.95,
-        "noise": "sigma_h",
+        "noise": "the 3 traced runs' spread (1.00 %), Student-t with 2 degrees of freedom",
         "share_inside": bayes.share_inside([p.mean_ns for p in pts], [p.band for p in pts]),
         "share_runs_inside": bayes.share_inside([p.runs_ns for p in pts], [p.band for p in pts]),
     }

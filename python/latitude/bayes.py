@@ -38,6 +38,7 @@ times where those can be estimated.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -312,13 +313,18 @@ def credible(graph, params, post: Posterior, n: int = 200, seed: int = 0) -> dic
 NOISE_DRAWS = 20  # noise samples per engine pass: the band's tails from 20× the draws, at no engine cost
 
 
-def predictive_band(graph, params, post: Posterior, deltas, n: int = 200, seed: int = 0, level: float = 0.95):
+def predictive_band(
+    graph, params, post: Posterior, deltas, n: int = 200, seed: int = 0, level: float = 0.95, spread=None
+):
     """Per ΔL (ns, added to each draw's L) the posterior predictive of one run's T: per draw
-    θᵢ one engine pass Tᵢ(ΔL), then Tᵢ·(1 + σᵢ·z) with σᵢ the draw's round-trip noise σ_h and
-    z Student-t with NU degrees of freedom, the likelihood's noise (NOISE_DRAWS per pass), so the band holds the machine's run-to-run
-    noise as calibrated, not only the uncertainty of the mean. Returns one dict per ΔL:
-    median, lo, hi (the central `level` interval of the predictive draws), mean_lo/mean_hi
-    (the same of Tᵢ alone: the credible band of the model's mean) in ns."""
+    θᵢ one engine pass Tᵢ(ΔL) (the credible band of the model's mean), then, with `spread` =
+    (s, k) the relative standard deviation s of k ≥ 2 runs of the program (validate: its
+    traced runs), Tᵢ·(1 + s·√(1 + 1/k)·z) with z Student-t with k − 1 degrees of freedom
+    (NOISE_DRAWS per pass): the classical predictive interval of one more run, so the band
+    holds the program's own run-to-run noise. The calibration's σ_h is not used: it is the
+    noise of one ping-pong, which averages out over a run's thousands of messages. Without
+    `spread` the band is the credible band of the mean. Returns one dict per ΔL: median, lo,
+    hi (the central `level` interval), mean_lo/mean_hi (the same of Tᵢ alone) in ns."""
     from latitude.progress import progress
 
     rows = post.draws(n, seed)
@@ -329,9 +335,12 @@ def predictive_band(graph, params, post: Posterior, deltas, n: int = 200, seed: 
             for j, d in enumerate(deltas):
                 T[i, j] = graph.predict(p.replace(L=p.L + d)).runtime_ns
             update(i + 1)
-    sigma = rows[:, post.columns.index("sigma_h")]
-    z = np.random.default_rng(seed).standard_t(NU, (n, NOISE_DRAWS, len(deltas)))
-    Y = (T[:, None, :] * (1 + sigma[:, None, None] * z)).reshape(-1, len(deltas))
+    if spread is None:
+        Y = T
+    else:
+        s, k = spread
+        z = np.random.default_rng(seed).standard_t(k - 1, (n, NOISE_DRAWS, len(deltas)))
+        Y = (T[:, None, :] * (1 + s * math.sqrt(1 + 1 / k) * z)).reshape(-1, len(deltas))
     q = (1 - level) / 2
     return [
         {
@@ -343,6 +352,14 @@ def predictive_band(graph, params, post: Posterior, deltas, n: int = 200, seed: 
         }
         for j in range(len(deltas))
     ]
+
+
+def run_spread(runtimes) -> tuple[float, int] | None:
+    """(relative standard deviation, count) of k ≥ 2 runtimes, else None."""
+    ts = [float(t) for t in runtimes if t]
+    if len(ts) < 2:
+        return None
+    return float(np.std(ts, ddof=1) / np.mean(ts)), len(ts)
 
 
 def share_inside(values, bands) -> float:

@@ -23,9 +23,10 @@ free of the run-to-run variation that the injected runs' comparison includes.
 With a posterior of the machine's parameters (``--posterior F`` from ``calibrate --bayes``,
 or ``--bayes``: sampled from this validation's own calibration) every ΔL also gets the 95 %
 posterior predictive band of one run: θᵢ drawn from the posterior, Tᵢ = T(θᵢ, Lᵢ + ΔL) by one
-engine pass each, times 1 + σ_h,ᵢ·z with the draw's round-trip noise scale σ_h,ᵢ and z from
-the likelihood's Student-t (``latitude.bayes.predictive_band``); reported with the share of
-the measured means, and of single runs, inside it.
+engine pass each, times 1 + s·√(1 + 1/k)·z with s the relative spread of the k ≥ 2 traced runs
+(``--traces``) and z Student-t with k − 1 degrees of freedom: the program's own run-to-run
+noise (``latitude.bayes.predictive_band``; with one trace the band is the credible band of
+the mean); reported with the share of the measured means, and of single runs, inside it.
 Predictions use the rendezvous protocol the injector realises (handshake) and the eager
 limit S of the machine, which the injector is given too; collectives use the default
 algorithms of ``latitude schedule``, which the injector re-implements.
@@ -414,7 +415,8 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         from latitude import bayes
 
         log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
-        bands = bayes.predictive_band(graph, params, post, opts.deltas, opts.draws)
+        spread = bayes.run_spread(c.get("traced_ns") for c in checks)
+        bands = bayes.predictive_band(graph, params, post, opts.deltas, opts.draws, spread=spread)
         for p, b in zip(points, bands):
             p.band = b
     total = opts.reps * len(points)
@@ -438,12 +440,22 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
             "path": str(opts.posterior or outdir / "machine.posterior.csv"),
             "draws": opts.draws,
             "level": 0.95,
-            "noise": "sigma_h",
+            "noise": band_noise(checks),
             "share_inside": share_inside([p.mean_ns for p in points], [p.band for p in points]),
             "share_runs_inside": share_inside([p.runs_ns for p in points], [p.band for p in points]),
         }
     v.files = write_outputs(v, outdir, opts.title or program_name(launch.argv))
     return v
+
+
+def band_noise(checks) -> str:
+    """How the band's run-to-run noise was estimated, in words (the JSON's posterior.noise)."""
+    from latitude.bayes import run_spread
+
+    spread = run_spread(c.get("traced_ns") for c in checks)
+    if spread is None:
+        return "none: one traced run, the band is the posterior's credible band of the mean"
+    return f"the {spread[1]} traced runs' spread ({100 * spread[0]:.2f} %), Student-t with {spread[1] - 1} degrees of freedom"
 
 
 def read_posterior(opts: ValidateOptions):
@@ -536,7 +548,7 @@ def table(v: Validation) -> str:
         out.append(
             f"posterior ({pst['draws']} draws, {pst['path']}): {100 * pst['share_inside']:.0f} % of the measured means "
             f"and {100 * pst['share_runs_inside']:.0f} % of the runs inside the 95 % predictive band "
-            "(θ from the posterior, one engine pass per draw, plus its round-trip noise σ_h)"
+            "(θ from the posterior, one engine pass per draw, plus the traced runs' spread)"
         )
     used = next((c for c in v.trace_checks if c["trace"] == v.trace_dir.name), None)
     if used and used["traced_ns"]:
