@@ -219,13 +219,30 @@ def reband(s: dict, draws: int) -> dict:
         for r in csv.DictReader(f):
             runs.setdefault(float(r["delta_L_us"]), []).append(float(r["runtime_us"]) * 1e3)
     means = [p["mean_us"] * 1e3 for p in s["points"]]
+    share = bayes.share_inside(means, bands)
+    replot(s, graph, params, deltas, bands, share)
     return s["posterior"] | {
         "draws": draws,
         "noise": "reband" if spread is None else f"traced runs' spread {100 * spread[0]:.2f} % of {spread[1]}",
-        "share_inside": bayes.share_inside(means, bands),
+        "share_inside": share,
         "share_runs_inside": bayes.share_inside([runs[p["delta_L_us"]] for p in s["points"]], bands),
         "band_width_pct_at_0": 100 * (bands[0]["hi"] - bands[0]["lo"]) / s["points"][0]["predicted_us"] / 1e3,
     }
+
+
+def replot(s: dict, graph, params, deltas, bands, share: float) -> None:
+    """The program's validation.png again, with the recomputed band."""
+    from latitude import validate
+    from latitude.plots import runtime_plot
+
+    sens, tol, _ = validate.predict(graph, params, deltas)
+    measured = [
+        {"delta_us": p["delta_L_us"], "mean_us": p["mean_us"], "std_us": p["std_us"]}
+        | {"band_lo_us": b["lo"] / 1e3, "band_hi_us": b["hi"] / 1e3}
+        for p, b in zip(s["points"], bands)
+    ]
+    title = f"{s['title']}: RRMSE {100 * s['rrmse']:.2f} %, {100 * share:.0f} % inside the 95 % band"
+    runtime_plot(sens, tol, s["files"]["plot"], measured=measured, title=title)
 
 
 def table(results: list) -> str:
@@ -264,6 +281,8 @@ def main() -> int:
             print(
                 f"{s['name']}: band {s['posterior']['band_width_pct_at_0']:.1f} % wide at ΔL = 0 ({s['posterior']['noise']})"
             )
+            if a.docs:
+                shutil.copy(s["files"]["plot"], os.path.join(a.docs, f"{s['name']}.png"))
         return write_tables(results, a.reband)
     names = [n.strip() for n in a.apps.split(",") if n.strip()]
     unknown = [n for n in names if n not in APPS]
