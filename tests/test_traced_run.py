@@ -60,10 +60,8 @@ def test_several_nodes_not_compared(tmp_path):
     assert traced_run.analyse(tmp_path) is None
 
 
-def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
-    """pingpong spends nearly all its time inside MPI; rank 1 is stopped for 4 s mid-run
-    (as a preempting process would), so both ranks sit inside MPI for that long."""
-    out = tmp_path / "tr"
+def stalled_trace(ompi_apps, out):
+    """pingpong traced into `out` with rank 1 stopped for 4 s mid-run; predict's JSON."""
     cmd = [sys.executable, "-m", "latitude", "trace", "-o", str(out), "--"]
     cmd += [*ompi(2), str(ompi_apps / "pingpong"), "--sizes", "65536", "--iters", "40000"]
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -93,6 +91,20 @@ def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
         [sys.executable, "-m", "latitude", "predict", str(out), "--json"], env=env(), capture_output=True, text=True
     )
     s = json.loads(pred.stdout)
+    return s
+
+
+def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
+    """pingpong spends nearly all its time inside MPI; rank 1 is stopped for 4 s mid-run
+    (as a preempting process would), so both ranks sit inside MPI for that long. A stop that
+    lands between two calls is computation of rank 1's, in the graph: the prediction holds it
+    and nothing is said; then the stop is tried again (up to 3 runs)."""
+    for i in range(3):
+        out = tmp_path / f"tr{i}"
+        s = stalled_trace(ompi_apps, out)
+        if s["traced_run"]["longest_ns"] >= 3.5e9:
+            break
+        assert s["runtime_ns"] >= 3.5e9 and not s["warnings"], s
     assert s["traced_run"]["longest_ns"] >= 3.5e9, s["traced_run"]
     assert len(s["warnings"]) == 1 and "disturbed" in s["warnings"][0]
     for flags in ([], ["--no-cache"]):  # the cached graph and analysis (latitude.trace_cache), and a fresh one
