@@ -22,8 +22,9 @@ import math
 import statistics
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from latitude import launcher
+from latitude import launcher, tracer
 from latitude.errors import InputError, ToolError
 from latitude.outputs import write_text
 
@@ -214,7 +215,7 @@ def _measure_once(launch, argv: list[str], injector_lib, timeout: float, tracer_
     with tempfile.TemporaryDirectory(prefix="latitude-calib-trace-") as tmp:
         # under the tracer, every call pays the recording a traced run's calls pay; the trace
         # itself is not wanted
-        env = {"LD_PRELOAD": str(tracer_lib), "LATITUDE_TRACE_PREFIX": f"{tmp}/pmpi-trace-rank-"} if tracer_lib else {}
+        env = tracer.trace_env(tracer_lib, Path(tmp)) if tracer_lib else {}
         cmd, env = launch.command(env, argv)
         run = launcher.run(cmd, env, timeout=timeout)
     if run.returncode != 0:

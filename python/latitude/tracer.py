@@ -281,6 +281,11 @@ def preload_value(lib: Path) -> str:
     return f"{lib}:{prev}" if prev else str(lib)
 
 
+def trace_env(lib: Path, outdir: Path) -> dict[str, str]:
+    """The ranks' environment for tracing with `lib` into `outdir` (one file per rank)."""
+    return {"LD_PRELOAD": preload_value(lib), "LATITUDE_TRACE_PREFIX": str(Path(outdir) / "pmpi-trace-rank-")}
+
+
 # ---- results ----
 @dataclass
 class TraceSummary:

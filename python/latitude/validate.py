@@ -233,7 +233,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
     outdir.mkdir(parents=True, exist_ok=True)
     staging = tracer.staging_dir(outdir)
     try:
-        env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(staging / "pmpi-trace-rank-")}
+        env = tracer.trace_env(lib, staging)
         run = launcher.run(*launch.command(env), timeout=timeout, what="the traced run")
         for f in tracer.trace_files(staging):
             tracer.repair(f)

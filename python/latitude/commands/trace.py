@@ -105,7 +105,7 @@ def _prepare_output(outdir: Path, force: bool) -> bool:
 
 
 def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
-    env = {"LD_PRELOAD": tracer.preload_value(lib), "LATITUDE_TRACE_PREFIX": str(outdir / "pmpi-trace-rank-")}
+    env = tracer.trace_env(lib, outdir)
     if args.padded:
         env["LATITUDE_TRACE_PADDED"] = "1"
     if args.buffer:
