@@ -201,48 +201,38 @@ def posterior_table(rows: list) -> str:
 
 
 def reband(s: dict, draws: int) -> dict:
-    """An earlier run's posterior block recomputed with this checkout's band, from the files it
-    names (trace, machine, posterior) and its measured runs: no program runs again."""
-    from latitude import bayes
+    """An earlier run's posterior block, and its points' band columns, recomputed with this
+    checkout's band from the files it names (trace, machine, posterior) and its measured runs;
+    its plot drawn again. No program runs again."""
+    from latitude import bayes, validate
     from latitude.api import load
     from latitude.params import Params
 
     graph = load(s["trace_dir"], progress=False)
     params = Params.from_machine(s["machine"])
     deltas = [p["delta_L_us"] * 1e3 for p in s["points"]]
-    spread = bayes.run_spread(c.get("traced_ns") for c in s["trace_checks"])
-    bands = bayes.predictive_band(
-        graph, params, bayes.Posterior.read(s["posterior"]["path"]), deltas, draws, spread=spread
-    )
+    spread = bayes.run_spread(c["traced_ns"] for c in s["trace_checks"])
+    post = bayes.Posterior.read(s["posterior"]["path"])
+    bands = bayes.predictive_band(graph, params, post, deltas, draws, spread=spread)
     runs: dict[float, list] = {}
-    with open(os.path.join(os.path.dirname(s["files"]["csv"]), "runs.csv")) as f:
+    with open(s["files"]["runs"]) as f:
         for r in csv.DictReader(f):
             runs.setdefault(float(r["delta_L_us"]), []).append(float(r["runtime_us"]) * 1e3)
-    means = [p["mean_us"] * 1e3 for p in s["points"]]
-    share = bayes.share_inside(means, bands)
-    replot(s, graph, params, deltas, bands, share)
+    points = []
+    for row, d, band in zip(s["points"], deltas, bands):
+        p = validate.Point(d, row["predicted_us"] * 1e3, row["lambda_L"], runs[row["delta_L_us"]], band)
+        row |= p.band_row()
+        points.append(p)
+    share = bayes.share_inside([p.mean_ns for p in points], bands)
+    sens, tol, _ = validate.predict(graph, params, deltas)
+    validate.plot(s["points"], sens, tol, s["files"]["plot"], f"{s['title']}: RRMSE {100 * s['rrmse']:.2f} %", share)
     return s["posterior"] | {
         "draws": draws,
-        "noise": "reband" if spread is None else f"traced runs' spread {100 * spread[0]:.2f} % of {spread[1]}",
+        "noise": validate.band_noise(spread),
         "share_inside": share,
-        "share_runs_inside": bayes.share_inside([runs[p["delta_L_us"]] for p in s["points"]], bands),
-        "band_width_pct_at_0": 100 * (bands[0]["hi"] - bands[0]["lo"]) / s["points"][0]["predicted_us"] / 1e3,
+        "share_runs_inside": bayes.share_inside([p.runs_ns for p in points], bands),
+        "band_width_pct_at_0": 100 * (bands[0]["hi"] - bands[0]["lo"]) / points[0].predicted_ns,
     }
-
-
-def replot(s: dict, graph, params, deltas, bands, share: float) -> None:
-    """The program's validation.png again, with the recomputed band."""
-    from latitude import validate
-    from latitude.plots import runtime_plot
-
-    sens, tol, _ = validate.predict(graph, params, deltas)
-    measured = [
-        {"delta_us": p["delta_L_us"], "mean_us": p["mean_us"], "std_us": p["std_us"]}
-        | {"band_lo_us": b["lo"] / 1e3, "band_hi_us": b["hi"] / 1e3}
-        for p, b in zip(s["points"], bands)
-    ]
-    title = f"{s['title']}: RRMSE {100 * s['rrmse']:.2f} %, {100 * share:.0f} % inside the 95 % band"
-    runtime_plot(sens, tol, s["files"]["plot"], measured=measured, title=title)
 
 
 def table(results: list) -> str:

@@ -369,7 +369,8 @@ def traced_runtime_ns(outdir: Path) -> float | None:
     spans = [_init_and_finalize_us(f) for f in files]
     if not spans or None in spans:
         return None
-    if len({trace_host(f) for f in files}) == 1 and trace_host(files[0]) is not None:
+    hosts = {trace_host(f) for f in files}
+    if len(hosts) == 1 and None not in hosts:
         return (max(fin for _, fin in spans) - max(init for init, _ in spans)) * 1e3
     return max(fin - init for init, fin in spans) * 1e3
 

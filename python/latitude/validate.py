@@ -415,7 +415,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
         from latitude import bayes
 
         log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
-        spread = bayes.run_spread(c.get("traced_ns") for c in checks)
+        spread = bayes.run_spread(c["traced_ns"] for c in checks)
         bands = bayes.predictive_band(graph, params, post, opts.deltas, opts.draws, spread=spread)
         for p, b in zip(points, bands):
             p.band = b
@@ -440,7 +440,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
             "path": str(opts.posterior or outdir / "machine.posterior.csv"),
             "draws": opts.draws,
             "level": 0.95,
-            "noise": band_noise(checks),
+            "noise": band_noise(spread),
             "share_inside": share_inside([p.mean_ns for p in points], [p.band for p in points]),
             "share_runs_inside": share_inside([p.runs_ns for p in points], [p.band for p in points]),
         }
@@ -448,11 +448,9 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     return v
 
 
-def band_noise(checks) -> str:
-    """How the band's run-to-run noise was estimated, in words (the JSON's posterior.noise)."""
-    from latitude.bayes import run_spread
-
-    spread = run_spread(c.get("traced_ns") for c in checks)
+def band_noise(spread) -> str:
+    """How the band's run-to-run noise (bayes.run_spread) was estimated, in words (the JSON's
+    posterior.noise)."""
     if spread is None:
         return "none: one traced run, the band is the posterior's credible band of the mean"
     return f"the {spread[1]} traced runs' spread ({100 * spread[0]:.2f} %), Student-t with {spread[1] - 1} degrees of freedom"
@@ -513,6 +511,14 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
                 w.writerow([p.delta_ns / 1e3, i, t / 1e3])
     with open_atomic(files["json"], "JSON") as f:
         json.dump(v.summary() | {"files": files}, f, indent=1)
+    share = v.posterior["share_inside"] if v.posterior else None
+    plot(rows, v.sens, v.tol, files["plot"], f"{title}: RRMSE {100 * v.rrmse:.2f} %", share)
+    return files
+
+
+def plot(rows: list[dict], sens, tol, path: str, title: str, share: float | None = None) -> None:
+    """The validation plot: the predicted curve with the measured points of `rows` (the JSON's
+    points, with their band where they carry one) and the share inside the band in the title."""
     from latitude.plots import runtime_plot
 
     measured = [
@@ -520,9 +526,8 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
         | ({"band_lo_us": r["band_lo_us"], "band_hi_us": r["band_hi_us"]} if "band_lo_us" in r else {})
         for r in rows
     ]
-    band = f", {100 * v.posterior['share_inside']:.0f} % inside the 95 % band" if v.posterior else ""
-    runtime_plot(v.sens, v.tol, files["plot"], measured=measured, title=f"{title}: RRMSE {100 * v.rrmse:.2f} %{band}")
-    return files
+    band = "" if share is None else f", {100 * share:.0f} % inside the 95 % band"
+    runtime_plot(sens, tol, path, measured=measured, title=title + band)
 
 
 def table(v: Validation) -> str:
