@@ -16,6 +16,9 @@ def test_read_names_the_line(tmp_path):
     f.write_bytes(b"L = 3\n# \xff\n")
     with pytest.raises(InputError, match=r"m\.toml:2: not UTF-8"):
         tomlfile.read(f)
+    f.write_text("[loggps]\nL = '3us'\ng = " + "7" * 65537 + "\n")  # tomllib's own ValueError (a fuzz finding)
+    with pytest.raises(InputError, match=r"m\.toml:3: a number of more than 4300 digits"):
+        tomlfile.read(f)
     f.write_text("[loggps]\nL = 3\n\n[topology]\nkind = 'torus'\n")
     data, text = tomlfile.read(f)
     assert data["loggps"]["L"] == 3

@@ -51,6 +51,16 @@ def read(path: str, what: str = "machine file") -> tuple[dict, str]:
         m = re.search(r"\(at line (\d+), column \d+\)", str(err))
         where = f"{path}:{m.group(1)}" if m else path
         raise InputError(where, f"not valid TOML: {str(err).split(' (at line')[0]}") from None
+    except ValueError:  # an integer past Python's digit limit: tomllib says neither so nor where
+        return _too_many_digits(path, text, what)
+
+
+def _too_many_digits(path: str, text: str, what: str):
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()  # Python ≥ 3.10.7
+    run = re.compile(rf"\d{{{limit + 1},}}")
+    line = next((n for n, s in enumerate(text.splitlines(), start=1) if run.search(s.replace("_", ""))), None)
+    where = f"{path}:{line}" if line else path
+    raise InputError(where, f"a number of more than {limit} digits: no value of a {what} is that long")
 
 
 def line_of(text: str, key: str, table: str | None = None) -> int | None:
