@@ -38,12 +38,10 @@ TOLERANCE_NS = 500.0
 TOLERANCE_REL = 0.03
 
 
-def emulated_nodes(machine: str, placement: str, pair_file: str, opts: inject.InjectOptions):
-    """`opts` extended to emulate `machine`'s nodes as `placement` puts the ranks on them
-    (the pair-delay matrix written to `pair_file`); also each rank's node and the matrix."""
-    from latitude.params import Params
-
-    params = Params.from_machine(machine)
+def emulated_nodes(params, placement: str, pair_file: str, opts: inject.InjectOptions):
+    """`opts` extended to emulate the nodes of `params`' machine (read once by the caller) as
+    `placement` puts the ranks on them (the pair-delay matrix written to `pair_file`); also
+    each rank's node and the matrix."""
     if params.machine is None:
         raise InputError("--machine", "emulating nodes needs a machine file with [nodes] (docs/network.md)")
     m = maps.read_map(placement)

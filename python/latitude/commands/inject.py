@@ -90,8 +90,9 @@ def options(args, pair_file: str | None = None) -> inject.InjectOptions:
         raise InputError("--delta-L", "expected the added latency ΔL, e.g. 50us (or --placement with --machine)")
     delta = parse_time(args.delta_L, "--delta-L") if args.delta_L is not None else 0.0
     coll = not args.no_collectives
-    if args.machine:
-        opts = inject.InjectOptions.for_machine(Params.from_machine(args.machine), delta, coll)
+    params = Params.from_machine(args.machine) if args.machine else None
+    if params is not None:
+        opts = inject.InjectOptions.for_machine(params, delta, coll)
     else:
         opts = inject.InjectOptions(delta_L=delta, collectives=coll)
     if args.eager_limit:
@@ -99,7 +100,7 @@ def options(args, pair_file: str | None = None) -> inject.InjectOptions:
     if args.placement:
         if not args.machine:
             raise InputError("--placement", "needs --machine (the machine whose nodes are emulated)")
-        opts = emulate.emulated_nodes(args.machine, args.placement, pair_file, opts)[0]
+        opts = emulate.emulated_nodes(params, args.placement, pair_file, opts)[0]
     return opts
 
 

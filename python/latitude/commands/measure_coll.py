@@ -126,8 +126,9 @@ def _emulated(args, opts: collbench.BenchOptions, pair_file: str) -> collbench.B
                 f"on emulated nodes the injector runs {coll} as Latitude's default preset: "
                 f"{', '.join(others)} cannot be forced (measure default)",
             )
-    base = inject.InjectOptions.for_machine(Params.from_machine(args.machine))
-    emu = collbench.Emulation(*emulate.emulated_nodes(args.machine, args.placement, pair_file, base))
+    params = Params.from_machine(args.machine)
+    base = inject.InjectOptions.for_machine(params)
+    emu = collbench.Emulation(*emulate.emulated_nodes(params, args.placement, pair_file, base))
     return dataclasses.replace(opts, emulation=emu)
 
 
