@@ -22,12 +22,14 @@ def student_t(rng: random.Random, nu: int = bayes.NU) -> float:
     return rng.gauss(0, 1) / (rng.gammavariate(nu / 2, 2) / nu) ** 0.5
 
 
-def synthetic_run(L, o, G, O, S, noise, rng, S1=None, classes=None) -> calibrate.Measurements:
+def synthetic_run(L, o, G, O, S, noise, rng, S1=None, classes=None, g=None) -> calibrate.Measurements:
     """One latitude-calib run of a machine that follows the model, with relative noise of
     scale `noise` on every sample, Student-t with bayes.NU degrees of freedom as the
     likelihood assumes (heavy tails: now and then a sample far off, as preempted ones are on
     a shared node) (11 round-trip batches, 21 timed calls per size); with S1 and
-    `classes` ({"medium.o": ns, ...}) the protocol classes' terms added (docs/model.md §1)."""
+    `classes` ({"medium.o": ns, ...}) the protocol classes' terms added (docs/model.md §1);
+    with g, back-to-back sends of every eager size (max(g, o + b·O) per small message, the
+    round trips' b·G per large one, as latitude-calib prints them: one value per size)."""
     lines = []
     for s in SIZES:
         b = max(s - 1, 0)
@@ -45,6 +47,9 @@ def synthetic_run(L, o, G, O, S, noise, rng, S1=None, classes=None) -> calibrate
             calls = [(o + oc + b * O) * (1 + noise * student_t(rng)) / 1e3 for _ in range(21)]
             lines.append(f"{kind},{s},{sorted(calls)[10]:.6f}")
             lines.append(f"samples,{kind},{s}," + ";".join(f"{v:.6f}" for v in calls))
+        if g is not None and s <= S:
+            interval = max(g, o + oc + b * O) if s <= bayes.STREAM_MAX else max(g + b * G, o + oc + b * O)
+            lines.append(f"stream,{s},{interval * (1 + noise * student_t(rng)) / 1e3:.6f}")
     lines.append(f"eager,{S}")
     return calibrate.Measurements.parse("\n".join(lines))
 
@@ -99,6 +104,37 @@ def test_the_posterior_covers_known_protocol_class_terms_in_90_percent_of_trials
             inside += lo <= truth[name] <= hi
             total += 1
     assert inside >= 0.9 * total, f"{inside} of {total} true values inside the 95 % intervals"
+
+
+def test_g_from_streams_inside_its_interval_and_bounded_by_o_when_hidden():
+    """With back-to-back sends in the runs g is sampled: the 95 % intervals hold the true g (and
+    L, o, G, O) in ≥ 90 % of seeded trials, whether g shows (g > o: the stream interval is g) or hides behind
+    the send overhead (g < o: the data bound it only from above, so the interval reaches down
+    to ~0 and up to about o, where the point fit says g = 0)."""
+    inside = total = 0
+    for trial in range(16):
+        rng = random.Random(300 + trial)
+        truth = {"L": rng.uniform(300, 3000), "o": rng.uniform(100, 800), "G": rng.uniform(0.01, 0.1), "O": 0.002}
+        visible = trial % 2 == 0
+        g = truth["o"] * (rng.uniform(2, 5) if visible else rng.uniform(0.1, 0.8))
+        m = calibrate.combine([synthetic_run(**truth, S=65536, noise=0.02, rng=rng, g=g) for _ in range(3)])
+        f = loggp_fit.fit(m)
+        priors = bayes.Priors.around(f, None, None, m)
+        assert priors.names == ("L", "o", "G", "O", "g", "sigma_h", "sigma_c")
+        post = bayes.sample(m, f, priors, steps=800, seed=trial)
+        for name, value in truth.items() | {("g", g)}:  # g sampled beside them does not cost them coverage
+            lo, hi = post.interval(name)
+            inside += lo <= value <= hi
+            total += 1
+        lo, hi = post.interval("g")
+        if visible:
+            assert 0.8 * g < lo and hi < 1.2 * g, (trial, g, lo, hi)
+        else:
+            assert lo < 0.2 * truth["o"] and 0.7 * truth["o"] < hi < 1.3 * truth["o"], (trial, truth["o"], lo, hi)
+    assert inside >= 0.9 * total, f"{inside} of {total} true values inside the 95 % intervals"
+    # without streams (an older samples file) g is not sampled: the engine keeps the machine's g
+    m = synthetic_run(**truth, S=65536, noise=0.02, rng=rng)
+    assert "g" not in bayes.Priors.around(loggp_fit.fit(m), None, None, m).names
 
 
 def test_calibrate_bayes_with_classes_writes_their_columns_and_predict_applies_them(tmp_path):

@@ -5,11 +5,18 @@ predictive band).
 
 Data: every sample latitude-calib kept (:mod:`latitude.calibrate`), over all runs: the
 per-batch half round trips h of each size and the times inside each timed `MPI_Isend` /
-`MPI_Recv` call. With b = bytes − 1 and the eager limit S as measured, the model
+`MPI_Recv` call, and the time per message of back-to-back small sends (≤ 64 B, one value per
+run and size). With b = bytes − 1 and the eager limit S as measured, the model
 (docs/model.md §1, as :mod:`latitude.loggp_fit` writes it) says
 
     half round trip   eager s ≤ S: L + 2o + b·(G + O)     rendezvous: 3L + 3o + b·G
     call time         o + b·O                              (eager sizes)
+    stream interval   max(g, o + b·O)                      (s ≤ 64 B: the sender's CPU or the gap)
+
+g is sampled whenever the runs have such streams: where back-to-back sends take no longer than
+a send call (o ≥ g, as on shared memory) the data bound g only from above, by about o, and the
+posterior says exactly that (roughly uniform on [0, o]) instead of the point fit's g = 0;
+where they take longer, g is the stream interval.
 
 and with protocol classes (S₁; docs/model.md §1) every o and L of a sample of class c is
 o + o_c and L + l_c: the class terms the data identify are sampled (free_terms), the others
@@ -53,38 +60,54 @@ from latitude.units import parse_gap, parse_time
 PARAMS = ("L", "o", "G", "O")
 NOISE = ("sigma_h", "sigma_c")
 COLUMNS = PARAMS + NOISE
+STREAM_MAX = 64  # bytes: the stream sizes that show g (larger ones add b·G, which the round trips fit)
 NU = 6  # degrees of freedom of the Student-t noise (heavy tails: a preempted batch is not evidence)
 
 
 # Coefficients of the class terms (docs/model.md §1: o → o + o_c, L → L + l_c per class c)
 # in each kind of sample: an eager half round trip has one L and two o, a rendezvous one
-# three of each, a timed call one o.
-_COEF = {0: {"L": 1, "o": 2}, 1: {"L": 3, "o": 3}, 2: {"o": 1}}
+# three of each, a timed call and the CPU side of a stream interval one o.
+_COEF = {0: {"L": 1, "o": 2}, 1: {"L": 3, "o": 3}, 2: {"o": 1}, 3: {"o": 1}}
+STREAM = 3  # the kind of a stream interval sample
 
 
-def free_terms(classes, f: Fit) -> tuple:
+def small_streams(m: Measurements) -> list:
+    """(size, µs per message) of every run's back-to-back sends that show g: eager, ≤ STREAM_MAX."""
+    return [
+        (s, v)
+        for run in m.runs or [m]
+        for s, v in sorted(run.stream.items())
+        if s <= STREAM_MAX and (m.eager is None or s <= m.eager)
+    ]
+
+
+def free_terms(classes, f: Fit, m: Measurements | None = None) -> tuple:
     """The class terms the data identify (sampled; the others stay at the machine's values):
     o and L are the small class's own (the base fit takes them from the smallest messages),
     so small.o/small.L are not separable from them; medium.o and medium.L are, where a cut-off
     S₁ > 0 splits the eager sizes; large.L is the rendezvous set-up the large round trips show
-    beyond L (large.o is not separable from it and stays 0, as protocol_fit writes it)."""
+    beyond L (large.o is not separable from it and stays 0, as protocol_fit writes it). g comes
+    first when the measurements `m` have small streams."""
+    g = ("g",) if m is not None and small_streams(m) else ()
     if classes is None or classes.S1 is None:
-        return ()
+        return g
     out = ("medium.o", "medium.L") if classes.S1 > 0 else ()
-    return out + (("large.L",) if f.L_rendezvous is not None else ())
+    return g + out + (("large.L",) if f.L_rendezvous is not None else ())
 
 
 @dataclass
 class Data:
     """The samples as arrays (ns): sizes b, model kind (0 eager / 1 rendezvous round trip,
-    2 call), values; with protocol classes, per sample the coefficients of the sampled class
-    terms (C, samples × free terms) and the fixed terms' cost (offset)."""
+    2 call, 3 stream interval), values; with protocol classes, per sample the coefficients of
+    the sampled class terms (C, samples × class terms) and the fixed terms' cost (offset);
+    `g` whether g is sampled (then theta's column 4, before the class terms)."""
 
     b: np.ndarray
     kind: np.ndarray
     y: np.ndarray
     C: np.ndarray | None = None
     offset: np.ndarray | None = None
+    g: bool = False
 
     @classmethod
     def of(cls, m: Measurements, classes=None, free: tuple = ()) -> Data:
@@ -107,9 +130,15 @@ class Data:
             raise InputError(
                 "--bayes", "needs the samples of eager round trips and call times (latitude calibrate keeps them)"
             )
-        d = cls(np.array(bs, dtype=float), np.array(kinds), np.array(ys, dtype=float))
+        if "g" in free:
+            for size, v in small_streams(m):
+                bs.append(max(size - 1, 0))
+                kinds.append(STREAM)
+                sizes.append(size)
+                ys.append(v * 1e3)
+        d = cls(np.array(bs, dtype=float), np.array(kinds), np.array(ys, dtype=float), g="g" in free)
         if classes is not None and classes.S1 is not None:
-            d.C, d.offset = _class_terms(d.kind, np.array(sizes), classes, free)
+            d.C, d.offset = _class_terms(d.kind, np.array(sizes), classes, tuple(t for t in free if t != "g"))
         return d
 
 
@@ -130,16 +159,19 @@ def _class_terms(kind: np.ndarray, size: np.ndarray, classes, free: tuple):
 
 
 def model(theta: np.ndarray, d: Data) -> np.ndarray:
-    """Model values of the samples for parameters theta = (L, o, G, O, class terms..., noise);
-    theta may be a (walkers, params) array (one row per walker)."""
+    """Model values of the samples for parameters theta = (L, o, G, O, [g,] class terms...,
+    noise); theta may be a (walkers, params) array (one row per walker)."""
     th = np.atleast_2d(theta)
     L, o, G, O = (th[:, i : i + 1] for i in range(4))
     eager = L + 2 * o + d.b * (G + O)
     rndv = 3 * L + 3 * o + d.b * G
-    call = o + d.b * O
+    call = o + d.b * O  # also a stream interval's CPU side
     mu = np.where(d.kind == 0, eager, np.where(d.kind == 1, rndv, call))
+    first = 4 + d.g
     if d.C is not None:
-        mu = mu + th[:, 4 : 4 + d.C.shape[1]] @ d.C.T + d.offset
+        mu = mu + th[:, first : first + d.C.shape[1]] @ d.C.T + d.offset
+    if d.g:
+        mu = np.where(d.kind == STREAM, np.maximum(mu, th[:, 4:5]), mu)
     return mu
 
 
@@ -150,12 +182,14 @@ class Priors:
     names: tuple = COLUMNS  # L, o, G, O, the sampled class terms, the noise terms
 
     @classmethod
-    def around(cls, f: Fit, spec: str | None = None, classes=None) -> Priors:
+    def around(cls, f: Fit, spec: str | None = None, classes=None, m: Measurements | None = None) -> Priors:
         """Uniform ranges: from `spec` ("L=0:10us,G=0:0.1ns,large.L=0:5us"), else 0 to 4× the
-        point estimate plus a margin (class terms: their values in `classes`, the protocol
-        fit); the noise terms between 0.01 % and 100 %."""
-        free = free_terms(classes, f)
-        point = {"L": f.L, "o": f.o, "G": f.G, "O": f.O} | {k: classes.values[k] for k in free}
+        point estimate plus a margin (g: of the larger of g and o, since o bounds a hidden g;
+        class terms: their values in `classes`, the protocol fit); the noise terms between
+        0.01 % and 100 %. g is sampled when `m` has small streams (free_terms)."""
+        free = free_terms(classes, f, m)
+        point = {"L": f.L, "o": f.o, "G": f.G, "O": f.O}
+        point |= {k: max(f.g, f.o) if k == "g" else classes.values[k] for k in free}
         lo = dict.fromkeys(point, 0.0)
         hi = {k: 4 * max(v, 0.0) + (0.01 if k in ("G", "O") else 1000.0) for k, v in point.items()}
         for item in (spec or "").split(","):
@@ -183,7 +217,7 @@ def log_posterior(theta: np.ndarray, d: Data, pr: Priors) -> np.ndarray:
     inside = np.all((th >= pr.lo) & (th <= pr.hi), axis=1)
     th = np.clip(th, pr.lo, pr.hi)  # rows outside get -inf below; keep their arithmetic finite
     mu = model(th, d)
-    sigma = np.where(d.kind == 2, th[:, -1:], th[:, -2:-1]) * np.maximum(mu, 1e-3)
+    sigma = np.where(d.kind >= 2, th[:, -1:], th[:, -2:-1]) * np.maximum(mu, 1e-3)
     r2 = ((d.y - mu) / sigma) ** 2
     ll = -np.sum(0.5 * (NU + 1) * np.log1p(r2 / NU) + np.log(sigma), axis=1)
     return np.where(inside, ll, -np.inf)
@@ -256,10 +290,10 @@ class Posterior:
             raise InputError(path, f"cannot read the posterior: {err.strerror or err}") from None
         head = tuple(rows[0]) if rows else ()
         middle = head[len(PARAMS) : -len(NOISE)]
-        if head[: len(PARAMS)] != PARAMS or head[-len(NOISE) :] != NOISE or not set(middle) <= set(CLASS_PARAMS):
+        if head[: len(PARAMS)] != PARAMS or head[-len(NOISE) :] != NOISE or not set(middle) <= {"g", *CLASS_PARAMS}:
             raise InputError(
                 f"{path}:1",
-                f"expected the header {','.join(PARAMS)},[protocol class terms,]{','.join(NOISE)} "
+                f"expected the header {','.join(PARAMS)},[g,][protocol class terms,]{','.join(NOISE)} "
                 "(a posterior of latitude calibrate --bayes)",
             )
         try:
@@ -274,7 +308,7 @@ class Posterior:
 def sample(
     m: Measurements, f: Fit, priors: Priors, steps: int = 3000, walkers: int = 32, seed: int = 1, classes=None
 ) -> Posterior:
-    """Posterior samples of (L, o, G, O, the class terms of `priors`, σ_h, σ_c) given the
+    """Posterior samples of (L, o, G, O, [g,] the class terms of `priors`, σ_h, σ_c) given the
     measurements `m`, their point fit `f` and protocol classes `classes` (the ClassFit of
     latitude.protocol_fit whose terms Priors.around chose; None: the two-protocol model)."""
     import emcee
@@ -282,8 +316,9 @@ def sample(
     free = priors.names[len(PARAMS) : -len(NOISE)]
     d = Data.of(m, classes, free)
     rng = np.random.default_rng(seed)
-    cls_start = [classes.values[k] for k in free] if free else []
-    start = np.array([f.L, f.o, f.G, f.O, *cls_start, max(f.noise or 0.02, 0.005), 0.05])
+    # a hidden g (point fit 0) starts at half of o: inside the flat part of its likelihood
+    extra = [(f.g or f.o / 2) if k == "g" else classes.values[k] for k in free]
+    start = np.array([f.L, f.o, f.G, f.O, *extra, max(f.noise or 0.02, 0.005), 0.05])
     start = np.clip(start, priors.lo + 1e-9 * (priors.hi - priors.lo), priors.hi - 1e-9 * (priors.hi - priors.lo))
     k = len(priors.names)
     ball = start * (1 + 1e-3 * rng.standard_normal((walkers, k))) + 1e-6 * rng.random((walkers, k))

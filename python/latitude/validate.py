@@ -475,7 +475,7 @@ def sample_posterior(opts: ValidateOptions, calibration, outdir: Path, log):
     from latitude import bayes
 
     m, f, classes = calibration
-    priors = bayes.Priors.around(f, None, classes)
+    priors = bayes.Priors.around(f, None, classes, m)
     log(f"sampling the posterior of {', '.join(priors.names)}: 32 walkers × {opts.bayes_steps} steps (emcee) ...")
     post = bayes.sample(m, f, priors, steps=opts.bayes_steps, classes=classes)
     post.write(str(outdir / "machine.posterior.csv"))

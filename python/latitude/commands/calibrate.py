@@ -177,7 +177,7 @@ def posterior(args, m, f, classes):
     from latitude import bayes
 
     require_positive(args, ("steps",), "count")
-    priors = bayes.Priors.around(f, args.prior, classes)
+    priors = bayes.Priors.around(f, args.prior, classes, m)
     inject.log(f"sampling the posterior of {', '.join(priors.names)}: 32 walkers × {args.steps} steps (emcee) ...")
     post = bayes.sample(m, f, priors, steps=args.steps, classes=classes)
     path = args.posterior_out or (os.path.splitext(args.output)[0] + ".posterior.csv" if args.output else None)
