@@ -198,7 +198,12 @@ def test_every_command_on_a_real_trace(name, machine, tmp_path):
             assert p["runtime_from_ns"] + p["slope"] * (t["max_ns"] - p["from_ns"]) == pytest.approx(limit, rel=1e-9)
 
     sim = analysis("simulate", trace, machine, "--no-cpu-serialization")
-    assert sim["runtime_ns"] == base["runtime_ns"] and sim["unfinished_ops"] == 0
+    assert sim["unfinished_ops"] == 0
+    if sim["exact_parameters"]:
+        assert sim["runtime_ns"] == base["runtime_ns"]
+    else:  # past 2⁶² units of 10⁻⁹ ns (4.6 s) the simulator works in fs and rounds a calibrated o, G
+        assert sim["time_resolution_ns"] > 1e-9
+        assert sim["runtime_ns"] == pytest.approx(base["runtime_ns"], rel=1e-9)
 
     ignore = [a for pat in app.varying for a in ("--ignore-output", pat)]
     out = tmp_path / "validate"
