@@ -1,0 +1,126 @@
+/* gaps: one communication pattern, repeated, with a fixed amount of work between repetitions —
+ * to compare runs under the latency injector with the model's prediction pattern by pattern
+ * (bench/inject_gap.py, docs/validation.md "Where an injected run's time goes").
+ *
+ * Patterns (every rank takes part; point-to-point ones pair rank r with r ^ 1):
+ *   pingpong   blocking MPI_Send / MPI_Recv round trip (even ranks send first)
+ *   exchange   MPI_Irecv + MPI_Isend + MPI_Waitall both ways at once
+ *   poll       a round trip whose receiver polls MPI_Test with --chunk ns of work between
+ *              polls (HPCC's RandomAccess): the reply is sent only once the poll saw it
+ *   sendrecv   MPI_Sendrecv both ways at once
+ *   allreduce  MPI_Allreduce of --bytes (doubles, sum)
+ *   bcast      MPI_Bcast of --bytes from rank 0
+ *   alltoall   MPI_Alltoall of --bytes per block
+ *   barrier    MPI_Barrier
+ * The work is a spin on the clock (a fixed duration whatever the machine's speed or load),
+ * so the only time that differs between runs is MPI's and the injector's.
+ * stdout is deterministic (a checksum); "elapsed_s" (the timed loop) goes to stderr. */
+#include "common.h"
+
+#include <stdint.h>
+
+static const char *usage =
+    "usage: gaps --pattern P [--iters N] [--bytes B] [--work NS] [--chunk NS]\n"
+    "  --pattern P   pingpong, exchange, poll, sendrecv, allreduce, bcast, alltoall or barrier\n"
+    "  --iters N     repetitions (default 2000)\n"
+    "  --bytes B     message size (default 8)\n"
+    "  --work NS     work before each repetition, ns of spinning (default 20000)\n"
+    "  --chunk NS    poll: work between two MPI_Test calls, ns (default 1000)\n";
+
+static void spin(long ns)
+{
+    double end = now_s() + 1e-9 * (double)ns;
+    while (now_s() < end)
+        ;
+}
+
+static int rank, size;
+
+static void poll_until(MPI_Request *r, long chunk)
+{
+    int done = 0;
+    C(MPI_Test)(r, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+        spin(chunk);
+        C(MPI_Test)(r, &done, MPI_STATUS_IGNORE);
+    }
+}
+
+static void round_trip(char *out, char *in, int n, int peer, int polled, long chunk)
+{
+    int first = rank % 2 == 0;
+    for (int leg = 0; leg < 2; leg++) {
+        if ((leg == 0) == first) {
+            C(MPI_Send)(out, n, MPI_CHAR, peer, leg, MPI_COMM_WORLD);
+        } else if (polled) {
+            MPI_Request r;
+            C(MPI_Irecv)(in, n, MPI_CHAR, peer, leg, MPI_COMM_WORLD, &r);
+            poll_until(&r, chunk);
+        } else {
+            C(MPI_Recv)(in, n, MPI_CHAR, peer, leg, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    app_args(argc, argv, usage);
+    const char *pattern = arg_str("--pattern", "");
+    long iters = arg_int("--iters", 2000), bytes = arg_int("--bytes", 8);
+    long work = arg_int("--work", 20000), chunk = arg_int("--chunk", 1000);
+    C(MPI_Init)(&argc, &argv);
+    C(MPI_Comm_rank)(MPI_COMM_WORLD, &rank);
+    C(MPI_Comm_size)(MPI_COMM_WORLD, &size);
+    int peer = rank ^ 1;
+    int p2p = strcmp(pattern, "allreduce") && strcmp(pattern, "bcast") && strcmp(pattern, "alltoall") &&
+              strcmp(pattern, "barrier");
+    static const char *known[] = {"pingpong", "exchange", "poll",     "sendrecv",
+                                  "allreduce", "bcast",   "alltoall", "barrier"};
+    int ok = 0;
+    for (int i = 0; i < 8; i++)
+        ok |= !strcmp(pattern, known[i]);
+    if (!ok || iters <= 0 || bytes < 8 || work < 0 || chunk < 0 || (p2p && size % 2)) {
+        if (rank == 0)
+            fprintf(stderr, "gaps: expected a known --pattern, --iters > 0, --bytes >= 8, work >= 0 "
+                            "and (point-to-point) an even number of ranks\n%s", usage);
+        C(MPI_Abort)(MPI_COMM_WORLD, 2);
+    }
+    size_t blk = (size_t)bytes * (strcmp(pattern, "alltoall") ? 1 : (size_t)size);
+    char *out = calloc(blk, 1), *in = calloc(blk, 1);
+    int n = (int)bytes;
+    for (int i = 0; i < n; i++)
+        out[i] = (char)(rank + i);
+    double sum = 0;
+    app_timer_start(MPI_COMM_WORLD);
+    for (long it = 0; it < iters; it++) {
+        spin(work);
+        if (!strcmp(pattern, "pingpong") || !strcmp(pattern, "poll")) {
+            round_trip(out, in, n, peer, pattern[1] == 'o', chunk);
+        } else if (!strcmp(pattern, "exchange")) {
+            MPI_Request r[2];
+            C(MPI_Irecv)(in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[0]);
+            C(MPI_Isend)(out, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[1]);
+            C(MPI_Waitall)(2, r, MPI_STATUSES_IGNORE);
+        } else if (!strcmp(pattern, "sendrecv")) {
+            C(MPI_Sendrecv)(out, n, MPI_CHAR, peer, 0, in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE);
+        } else if (!strcmp(pattern, "allreduce")) {
+            C(MPI_Allreduce)(out, in, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        } else if (!strcmp(pattern, "bcast")) {
+            memcpy(in, out, (size_t)n);
+            C(MPI_Bcast)(in, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+        } else if (!strcmp(pattern, "alltoall")) {
+            C(MPI_Alltoall)(out, n, MPI_CHAR, in, n, MPI_CHAR, MPI_COMM_WORLD);
+        } else {
+            C(MPI_Barrier)(MPI_COMM_WORLD);
+        }
+        sum += (unsigned char)in[it % n];
+    }
+    app_timer_stop(MPI_COMM_WORLD, rank);
+    if (rank == 0)
+        printf("gaps %s %ld x %ld B: checksum %.0f\n", pattern, iters, bytes, sum);
+    free(out);
+    free(in);
+    app_finish(MPI_COMM_WORLD, rank, size);
+    return 0;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Where an injected run spends the time the model does not predict, pattern by pattern.
+
+Each pattern of apps/gaps (a blocking round trip, a nonblocking exchange, a round trip whose
+receiver polls MPI_Test between chunks of work, Sendrecv, the collectives the injector
+re-implements, a rendezvous round trip) runs 2 ranks with a fixed spin of work between
+repetitions. Per pattern: one trace (ΔL = 0); the prediction at ΔL = 0 with the machine
+calibrated under the tracer (against the traced run) and at ΔL = 0 and ΔL = --delta-L with the
+machine calibrated under the injector (against the injected runs, --reps each, interleaved, the fastest used).
+Reported per repetition of the pattern (µs), so the columns read as per-message costs:
+
+* traced − predicted(tracer machine): the model's error on its own traced run;
+* injected(0) − traced: what the injector costs a repetition at ΔL = 0;
+* injected(0) − predicted(injector machine): what the model does not see of that cost;
+* growth: injected(ΔL) − injected(0) against the model's T(L₀+ΔL) − T(L₀) = λ_L·ΔL (per
+  repetition: how many ΔL the run paid against how many the model counts).
+
+    flock -x /work/.quiet.lock python3 bench/inject_gap.py [--reps 3] [--delta-L 20] [--patterns a,b]
+
+Prints a Markdown table (stdout) and writes --json (one object per pattern).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
+# name: arguments of apps/gaps (work 20 µs between repetitions; 64 KiB is rendezvous on shared
+# memory and in the model above S)
+PATTERNS = {
+    "pingpong": ["--pattern", "pingpong"],
+    "exchange": ["--pattern", "exchange"],
+    "poll": ["--pattern", "poll", "--chunk", "1000"],
+    "poll-coarse": ["--pattern", "poll", "--chunk", "4000"],
+    "sendrecv": ["--pattern", "sendrecv"],
+    "allreduce": ["--pattern", "allreduce"],
+    "bcast": ["--pattern", "bcast"],
+    "alltoall": ["--pattern", "alltoall"],
+    "barrier": ["--pattern", "barrier"],
+    "pingpong-64k": ["--pattern", "pingpong", "--bytes", "65536"],
+    "sendrecv-64k": ["--pattern", "sendrecv", "--bytes", "65536"],
+}
+
+
+def latitude(*args: str, cwd: str | None = None) -> str:
+    cmd = [sys.executable, "-m", "latitude", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def calibrate(out: Path, under: str) -> Path:
+    sizes = "0,8,64,256,1KiB,4KiB,16KiB,64KiB,256KiB"
+    latitude(
+        "calibrate", under, "--allow-zero-L", "--sizes", sizes, "--batches", "5", "--iters", "200",
+        "--repeat", "3", "-o", str(out), "--", *MPIRUN,
+    )  # fmt: skip
+    return out
+
+
+def predict(trace: Path, machine: Path, delta_ns: float = 0.0) -> dict:
+    s = json.loads(latitude("predict", str(trace), "--machine", str(machine), "--json"))
+    if delta_ns:
+        L = s["params"]["L"] + delta_ns
+        s = json.loads(latitude("predict", str(trace), "--machine", str(machine), "-L", f"{L}ns", "--json"))
+    return s
+
+
+def injected(prog: list[str], machine: Path, delta_us: float) -> float:
+    out = latitude("inject", "--delta-L", f"{delta_us}us", "--machine", str(machine), "--json", "--", *MPIRUN, *prog)
+    return float(json.loads(out)["runtime_ns"])
+
+
+def measure(name: str, prog: list[str], iters: int, a, machines: dict, tmp: Path) -> dict:
+    trace = tmp / f"trace-{name}"
+    latitude("trace", "-o", str(trace), "--", *MPIRUN, *prog)
+    traced = predict(trace, machines["tracer"])
+    p0 = predict(trace, machines["injector"])
+    pd = predict(trace, machines["injector"], a.delta_L * 1e3)
+    runs: dict[float, list[float]] = {0.0: [], a.delta_L: []}
+    for _ in range(a.reps):
+        for d in runs:
+            runs[d].append(injected(prog, machines["injector"], d))
+    # the fastest run: other load only adds time (two spinning ranks fill the 2 cores)
+    m0, md = min(runs[0.0]), min(runs[a.delta_L])
+    per = 1e3 * iters  # ns per repetition → µs
+    row = {
+        "pattern": name,
+        "args": prog[1:],
+        "iters": iters,
+        "traced_us": traced["traced_run"]["runtime_ns"] / per,
+        "pred_tracer_us": traced["runtime_ns"] / per,
+        "pred0_us": p0["runtime_ns"] / per,
+        "predD_us": pd["runtime_ns"] / per,
+        "lambda_L": p0["lambda"]["L"] / iters,
+        "inj0_us": m0 / per,
+        "injD_us": md / per,
+        "inj0_runs_us": [x / per for x in runs[0.0]],
+        "injD_runs_us": [x / per for x in runs[a.delta_L]],
+    }
+    row["growth_us"] = row["injD_us"] - row["inj0_us"]
+    row["pred_growth_us"] = row["predD_us"] - row["pred0_us"]
+    row["growth_in_dl"] = row["growth_us"] / a.delta_L
+    row["pred_growth_in_dl"] = row["pred_growth_us"] / a.delta_L
+    return row
+
+
+def table(rows: list[dict], dl: float) -> str:
+    head = (
+        "| pattern | traced | traced − pred (tracer m.) | inj(0) − traced | inj(0) − pred(0) (injector m.) "
+        f"| growth to ΔL = {dl:g} µs, in ΔL | model's growth, in ΔL | inj(ΔL) − pred(ΔL) |"
+    )
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['pattern']} | {r['traced_us']:.2f} | {r['traced_us'] - r['pred_tracer_us']:+.2f} "
+            f"| {r['inj0_us'] - r['traced_us']:+.2f} | {r['inj0_us'] - r['pred0_us']:+.2f} "
+            f"| {r['growth_in_dl']:.2f} | {r['pred_growth_in_dl']:.2f} | {r['injD_us'] - r['predD_us']:+.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--patterns", default=",".join(PATTERNS))
+    ap.add_argument("--reps", type=int, default=3, help="injected runs per ΔL (the fastest is used)")
+    ap.add_argument("--delta-L", type=float, default=20.0, help="µs (default %(default)s)")
+    ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--json", help="write every row here")
+    a = ap.parse_args()
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    with tempfile.TemporaryDirectory(prefix="latitude-injgap-") as t:
+        tmp = Path(t)
+        subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"BIN={tmp}", f"{tmp}/gaps"], check=True)
+        machines = {
+            "tracer": calibrate(tmp / "tracer.toml", "--under-tracer"),
+            "injector": calibrate(tmp / "injector.toml", "--under-injector"),
+        }
+        for k, m in machines.items():
+            print(f"machine under the {k}: " + m.read_text().split("[", 2)[1].replace("\n", " ")[:160], file=sys.stderr)
+        rows = []
+        for name in a.patterns.split(","):
+            prog = [str(tmp / "gaps"), *PATTERNS[name], "--iters", str(a.iters)]
+            rows.append(measure(name, prog, a.iters, a, machines, tmp))
+            r = rows[-1]
+            print(f"{name}: inj0 {r['inj0_us']:.2f} µs/rep, growth {r['growth_in_dl']:.2f} ΔL "
+                  f"(model {r['pred_growth_in_dl']:.2f})", file=sys.stderr, flush=True)  # fmt: skip
+    load = os.getloadavg()[0]
+    print(f"2 ranks, {a.iters} repetitions, 20 µs of work each; µs per repetition; fastest of {a.reps} "
+          f"injected runs per ΔL; load average {load:.1f}\n")  # fmt: skip
+    print(table(rows, a.delta_L))
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
