@@ -221,6 +221,26 @@ def test_pingpong_self_check_fails_without_the_injector(ompi_apps):
     assert all(_outside(growth[s], 50) for s in (8, 8192)), growth
 
 
+def test_polled_receive_is_held_from_its_arrival_not_from_the_poll(ompi_apps, monkeypatch):
+    """A receive polled with MPI_Test between chunks of work (HPCC's RandomAccess, apps/gaps
+    --pattern poll) completed somewhere between the last poll that missed it and the one that
+    saw it. The injector's natural completion time is the middle of that gap, not the poll
+    that saw it: holding from the poll made every polled message gap/2 later than ΔL (here
+    ~1.5 µs per message of 3 µs chunks). The release decisions (LATITUDE_INJECT_DEBUG) show
+    the measured one-way ending before the poll that saw the message."""
+    import re
+    import statistics
+
+    monkeypatch.setenv("LATITUDE_INJECT_DEBUG", "400")
+    prog = [ompi_apps / "gaps", "--pattern", "poll", "--chunk", "3000", "--iters", "150", "--work", "5000"]
+    out = inject([*ompi(2), *prog], "--delta-L", "20us")
+    exact = re.findall(r"rule-waited 1 exact 1 one-way (\S+) us done \+?(\S+) us", out.stderr)
+    assert len(exact) >= 20, out.stderr[-3000:]
+    # done − one-way: how much earlier than the poll that saw it the message completed
+    early = [float(done) - float(ow) for ow, done in exact]
+    assert statistics.median(early) >= 1.0, early
+
+
 def test_inject_json_report(ompi_apps):
     out = inject(
         [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"], "--delta-L", "10us", "--json"

@@ -152,7 +152,12 @@ enum {
     IJ_WAITED = 1,  /* by a poll that closely followed one that found it incomplete */
     IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
 };
-uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t delta);
+/* gap: for IJ_WAITED, the time from the last poll that found the transfer incomplete to the
+ * one that found it complete (the arrival lies in between) */
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
+                    uint64_t delta);
+/* polls closer than this are a waiting loop: the completing poll's time is the completion */
+#define IJ_TIGHT_POLL_NS 1000
 /* the injector's work on one observed receive, t_done to its end (shifts releases) */
 void ij_own_work(uint64_t ns);
 

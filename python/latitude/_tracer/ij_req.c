@@ -228,7 +228,8 @@ static int may_match(const struct ij_req *q, int src, int tag)
            (q->tag == MPI_ANY_TAG || q->tag == tag);
 }
 
-static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited);
+static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited,
+                         uint64_t gap);
 
 void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t before)
 {
@@ -239,7 +240,7 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
             MPI_Status st;
             PMPI_Request_get_status(q->mreq, &flag, &st);
             if (flag) {
-                observe_recv(q, ij_now(), &st, 0);
+                observe_recv(q, ij_now(), &st, 0, 0);
                 q = head; /* observing unlists receives: start again */
                 continue;
             }
@@ -250,10 +251,13 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
 }
 
 /* waited (IJ_WAITED): the poll that saw the completion followed one that did not by less
- * than WAITING_GAP_NS, so MPI completed the transfer while we were polling: `now` is its
- * natural completion time. IJ_AT_POST: the first poll, less than WAITING_GAP_NS after
- * posting, saw it complete (exact for a rendezvous message only, see ij_stream.c). */
-static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited)
+ * than WAITING_GAP_NS, so MPI completed the transfer while we were polling: it arrived within
+ * the `gap` between the two polls, and `now` is its natural completion time to within that
+ * gap (ij_release takes the gap's middle when the application worked between the polls).
+ * IJ_AT_POST: the first poll, less than WAITING_GAP_NS after posting, saw it complete (exact
+ * for a rendezvous message only, see ij_stream.c). */
+static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited,
+                         uint64_t gap)
 {
     r->done = 1;
     ij.recv_ns += now - r->t_post;
@@ -272,7 +276,7 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
     struct ij_ts ts;
     uint64_t probe_rel;
     ij_ts_take(r->c, r->chan, st->MPI_SOURCE, st->MPI_TAG, &ts, &probe_rel);
-    r->t_release = ij_release(&ts, r->t_post, now, waited, ij_delta(r->c, st->MPI_SOURCE));
+    r->t_release = ij_release(&ts, r->t_post, now, waited, gap, ij_delta(r->c, st->MPI_SOURCE));
     r->known = 1;
     ij.n_recv++;
     if (ts.bytes > ij.eager_limit)
@@ -295,7 +299,7 @@ static int poll_recv(struct ij_req *r)
         }
         int waited = r->t_seen ? (t0 - r->t_seen <= WAITING_GAP_NS ? IJ_WAITED : IJ_UNSEEN)
                                : (t0 - r->t_post <= WAITING_GAP_NS ? IJ_AT_POST : IJ_UNSEEN);
-        observe_recv(r, now, &st, waited);
+        observe_recv(r, now, &st, waited, waited == IJ_WAITED ? t0 - r->t_seen : 0);
     }
     return ij_now() >= r->t_release;
 }

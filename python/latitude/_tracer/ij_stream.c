@@ -7,12 +7,15 @@
  *
  * Release rule for a receive whose transfer MPI completed at t_done (observed by polling),
  * posted at t_post, of a message sent at t_s (ij_release):
- *     ow   = t_done − t_s                 if the receiver was polling when it completed
+ *     ow   = t_nat − t_s                  if the receiver was polling when it completed
  *                                         (and, for rendezvous, had posted before t_s):
  *                                         the natural send → receive time, measured exactly
  *          = ow_hat(s)                    otherwise (estimate from the exact measurements)
  *     eager (s ≤ S):      release = max(t_done, t_s + ow + ΔL)
- *     rendezvous (s > S): release = max(t_done, t_s + ow + 3ΔL, waited ? t_done + 2ΔL : 0)
+ *     rendezvous (s > S): release = max(t_done, t_s + ow + 3ΔL, waited ? t_nat + 2ΔL : 0)
+ * where t_nat = t_done for a waiting loop, and t_done − gap/2 when the application polled
+ * (MPI_Test) with work between polls gap > IJ_TIGHT_POLL_NS apart: the transfer completed
+ * somewhere in that gap, and holding from the poll that saw it added gap/2 per message.
  * each plus w, the injector's own work on a receive (see "own work" below).
  * "waited" for a rendezvous also holds when the first poll, right after posting, found the
  * transfer complete (IJ_AT_POST): its data cannot move before the receive is posted, so a
@@ -369,18 +372,24 @@ void ij_own_work(uint64_t w)
 }
 
 /* ---- the release rule (see the top comment) ---- */
-uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t delta)
+uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
+                    uint64_t delta)
 {
     uint64_t now = ij_now();
     uint64_t shift = work.n ? work.sorted[work.n / 2] : now > t_done ? now - t_done : 0;
     int rndv = ts->bytes > ij.eager_limit;
+    /* the natural completion: a poll that came gap ns after the last unsuccessful one, with the
+     * application's work in between (MPI_Test in a work loop), saw a transfer that completed
+     * anywhere in that gap; its middle is the unbiased estimate. Taking the poll's own time
+     * made every polled message gap/2 later than ΔL asks (a hold measured from the poll). */
+    uint64_t t_nat = waited == IJ_WAITED && gap > IJ_TIGHT_POLL_NS ? t_done - gap / 2 : t_done;
     /* an eager message may have waited in MPI before the receive was posted: only a poll
      * that followed an unsuccessful one saw it arrive */
     waited = rndv ? waited != IJ_UNSEEN : waited == IJ_WAITED;
     int exact = waited && (!rndv || t_post <= ts->t_send);
     uint64_t ow;
     if (exact) {
-        ow = t_done > ts->t_send ? t_done - ts->t_send : 0;
+        ow = t_nat > ts->t_send ? t_nat - ts->t_send : 0;
         ij_ow_sample(ts->bytes, ow);
     } else {
         double e = ij_ow_hat(ts->bytes);
@@ -388,8 +397,8 @@ uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, in
     }
     uint64_t k = rndv ? 3 : 1;
     uint64_t rel = ts->t_send + ow + k * delta;
-    if (rndv && waited && t_done + 2 * delta > rel)
-        rel = t_done + 2 * delta;
+    if (rndv && waited && t_nat + 2 * delta > rel)
+        rel = t_nat + 2 * delta;
     if (rel < t_done)
         rel = t_done;
     rel += shift;
