@@ -211,28 +211,23 @@ def reband(s: dict, draws: int) -> dict:
     graph = load(s["trace_dir"], progress=False)
     params = Params.from_machine(s["machine"])
     deltas = [p["delta_L_us"] * 1e3 for p in s["points"]]
-    spread = bayes.run_spread(c["traced_ns"] for c in s["trace_checks"])
     post = bayes.Posterior.read(s["posterior"]["path"])
-    bands = bayes.predictive_band(graph, params, post, deltas, draws, spread=spread)
     runs: dict[float, list] = {}
     with open(s["files"]["runs"]) as f:
         for r in csv.DictReader(f):
             runs.setdefault(float(r["delta_L_us"]), []).append(float(r["runtime_us"]) * 1e3)
-    points = []
-    for row, d, band in zip(s["points"], deltas, bands):
-        p = validate.Point(d, row["predicted_us"] * 1e3, row["lambda_L"], runs[row["delta_L_us"]], band)
+    points = [
+        validate.Point(d, row["predicted_us"] * 1e3, row["lambda_L"], runs[row["delta_L_us"]])
+        for row, d in zip(s["points"], deltas)
+    ]
+    block = validate.posterior_band(graph, params, post, points, [c["traced_ns"] for c in s["trace_checks"]], draws)
+    for row, p in zip(s["points"], points):
         row |= p.band_row()
-        points.append(p)
-    share = bayes.share_inside([p.mean_ns for p in points], bands)
     sens, tol, _ = validate.predict(graph, params, deltas)
-    validate.plot(s["points"], sens, tol, s["files"]["plot"], f"{s['title']}: RRMSE {100 * s['rrmse']:.2f} %", share)
-    return s["posterior"] | {
-        "draws": draws,
-        "noise": validate.band_noise(spread),
-        "share_inside": share,
-        "share_runs_inside": bayes.share_inside([p.runs_ns for p in points], bands),
-        "band_width_pct_at_0": 100 * (bands[0]["hi"] - bands[0]["lo"]) / points[0].predicted_ns,
-    }
+    title = f"{s['title']}: RRMSE {100 * s['rrmse']:.2f} %"
+    validate.plot(s["points"], sens, tol, s["files"]["plot"], title, block["share_inside"])
+    b0 = points[0].band
+    return s["posterior"] | block | {"band_width_pct_at_0": 100 * (b0["hi"] - b0["lo"]) / points[0].predicted_ns}
 
 
 def table(results: list) -> str:

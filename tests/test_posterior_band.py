@@ -119,3 +119,53 @@ def test_class_columns_reach_the_engine_parameters(tmp_path):
     assert p.value("large.L") == 3000.0 and p.value("small.o") == 100.0 and p.L == 2000.0
     with pytest.raises(InputError, match="large.L"):
         back.apply(Params(), back.samples[0])  # a machine without classes has no such parameter
+
+
+def test_injector_offset_by_hand():
+    """D = mean(injected at ΔL = 0) − mean(traced), se² = v_inj/n + v_tr/k, ν = min(k, n) − 1."""
+    D, se, dof = bayes.injector_offset([100.0, 110.0, 90.0], [120.0, 130.0, 110.0, 120.0, 120.0])
+    assert D == pytest.approx(20.0) and se == pytest.approx((50 / 5 + 100 / 3) ** 0.5) and dof == 2
+    # one trace: its variance is the injected runs'; ν = n − 1
+    D, se, dof = bayes.injector_offset([100.0], [120.0, 130.0, 110.0, 120.0, 120.0])
+    assert D == pytest.approx(20.0) and se == pytest.approx((50 / 5 + 50 / 1) ** 0.5) and dof == 4
+    assert bayes.injector_offset([100.0, 110.0], [120.0]) is None  # one injected run: no variance
+    assert bayes.injector_offset([None], [120.0, 121.0]) is None
+
+
+def test_band_with_the_injector_offset_moves_by_it(graph):
+    params = Params(L="2us", o="1us", G="0.05ns")
+    T = graph.predict(params).runtime_ns
+    (b,) = bayes.predictive_band(graph, params, fixed_posterior(params), [0.0], n=50, offset=(5000.0, 0.0, 3))
+    assert b["lo"] == b["hi"] == pytest.approx(T + 5000.0) and b["mean_lo"] == pytest.approx(T)
+    (b,) = bayes.predictive_band(graph, params, fixed_posterior(params), [0.0], n=400, offset=(5000.0, 100.0, 3))
+    assert b["lo"] < T + 5000.0 < b["hi"] and b["hi"] - b["lo"] < 2 * 3.2 * 100.0 * 1.3
+
+
+def test_validate_band_holds_a_constant_injector_cost_and_judges_the_other_points(graph):
+    """Injected runs 2 % of T slower than the traced runs at every ΔL (a cost per call, as the
+    injector's): without the offset both points' means are outside a 1 % band; with it the
+    ΔL = 20 µs point is inside, and the ΔL = 0 point, which measured the offset, is not judged."""
+    params = Params(L="2us", o="1us", G="0.05ns")
+    T0 = graph.predict(params).runtime_ns
+    T1 = graph.predict(params.replace(L=params.L + 20_000)).runtime_ns
+    extra = 0.02 * T0
+    traced = [T0 * (1 + e) for e in (-0.002, 0.0, 0.002)]
+    pts = [
+        validate.Point(0.0, T0, 1, [T0 + extra + T0 * e for e in (-0.002, 0.0, 0.002, 0.001, -0.001)]),
+        validate.Point(20_000.0, T1, 1, [T1 + extra + T0 * e for e in (-0.002, 0.0, 0.002, 0.001, -0.001)]),
+    ]
+    block = validate.posterior_band(graph, params, fixed_posterior(params), pts, traced, 50)
+    off = block["offset"]
+    assert off["ns"] == pytest.approx(extra) and off["points_excluded"] == 1 and off["dof"] == 2
+    assert block["share_inside"] == 1.0 and block["share_runs_inside"] == 1.0
+    assert pts[1].band["lo"] < T1 + extra < pts[1].band["hi"]
+    v = validate.Validation(pts, params, 1.0, 0.01, Path("t"), Path("m.toml"), {}, None, 2000.0, [])
+    v.posterior = {"path": "p.csv"} | block
+    check("validate", json.loads(json.dumps(v.summary())))
+    assert "injector's own cost" in validate.table(v)
+    # the old band (no offset): neither mean inside
+    plain = bayes.predictive_band(graph, params, fixed_posterior(params), [0.0, 20_000.0], 50, spread=(0.002, 3))
+    assert bayes.share_inside([p.mean_ns for p in pts], plain) == 0.0
+    # no ΔL = 0 in the grid: no offset, every point judged
+    block = validate.posterior_band(graph, params, fixed_posterior(params), pts[1:], traced, 50)
+    assert block["offset"] is None and block["share_inside"] == 0.0

@@ -349,7 +349,15 @@ NOISE_DRAWS = 20  # noise samples per engine pass: the band's tails from 20× th
 
 
 def predictive_band(
-    graph, params, post: Posterior, deltas, n: int = 200, seed: int = 0, level: float = 0.95, spread=None
+    graph,
+    params,
+    post: Posterior,
+    deltas,
+    n: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
+    spread=None,
+    offset=None,
 ):
     """Per ΔL (ns, added to each draw's L) the posterior predictive of one run's T: per draw
     θᵢ one engine pass Tᵢ(ΔL) (the credible band of the model's mean), then, with `spread` =
@@ -358,8 +366,11 @@ def predictive_band(
     (NOISE_DRAWS per pass): the classical predictive interval of one more run, so the band
     holds the program's own run-to-run noise. The calibration's σ_h is not used: it is the
     noise of one ping-pong, which averages out over a run's thousands of messages. Without
-    `spread` the band is the credible band of the mean. Returns one dict per ΔL: median, lo,
-    hi (the central `level` interval), mean_lo/mean_hi (the same of Tᵢ alone) in ns."""
+    `spread` the band is the credible band of the mean. With `offset` = (D, se, ν)
+    (injector_offset: injected runs at ΔL = 0 minus traced runs, ns) every value gets
+    D + se·t_ν added: the injector's own cost, which a model made from a traced run does not
+    hold, with its uncertainty. Returns one dict per ΔL: median, lo, hi (the central `level`
+    interval), mean_lo/mean_hi (the same of Tᵢ alone) in ns."""
     from latitude.progress import progress
 
     rows = post.draws(n, seed)
@@ -376,6 +387,9 @@ def predictive_band(
         s, k = spread
         z = np.random.default_rng(seed).standard_t(k - 1, (n, NOISE_DRAWS, len(deltas)))
         Y = (T[:, None, :] * (1 + s * math.sqrt(1 + 1 / k) * z)).reshape(-1, len(deltas))
+    if offset is not None:
+        D, se, dof = offset
+        Y = Y + D + se * np.random.default_rng(seed + 1).standard_t(dof, Y.shape)
     q = (1 - level) / 2
     return [
         {
@@ -395,6 +409,23 @@ def run_spread(runtimes) -> tuple[float, int] | None:
     if len(ts) < 2:
         return None
     return float(np.std(ts, ddof=1) / np.mean(ts)), len(ts)
+
+
+def injector_offset(traced_ns, injected_ns) -> tuple[float, float, int] | None:
+    """(D, se, ν): how much longer the runs under the injector at ΔL = 0 took than the traced
+    runs of the same program (difference of the means, ns), the standard error of that
+    difference, and the degrees of freedom of its Student-t (Welch's bound min(k, n) − 1).
+    A run's variance is estimated from whichever side has ≥ 2 runs (the injected runs' when
+    both: they are the runs the band is for). None with fewer than 2 injected runs."""
+    tr = [float(t) for t in traced_ns if t]
+    inj = [float(t) for t in injected_ns if t]
+    if len(inj) < 2 or not tr:
+        return None
+    var_inj = float(np.var(inj, ddof=1))
+    var_tr = float(np.var(tr, ddof=1)) if len(tr) >= 2 else var_inj
+    se = math.sqrt(var_inj / len(inj) + var_tr / len(tr))
+    dof = max(1, min(len(tr), len(inj)) - 1) if len(tr) >= 2 else len(inj) - 1
+    return float(np.mean(inj) - np.mean(tr)), se, dof
 
 
 def share_inside(values, bands) -> float:
