@@ -12,6 +12,9 @@
  *   bcast      MPI_Bcast of --bytes from rank 0
  *   alltoall   MPI_Alltoall of --bytes per block
  *   barrier    MPI_Barrier
+ *   testcost   not a pattern: what one unsuccessful MPI_Test costs — rank 1 polls a receive
+ *              that rank 0 satisfies only afterwards, in 20 batches of --iters calls, and
+ *              prints the fastest batch's ns per call ("test_ns", stderr)
  * The work is a spin on the clock (a fixed duration whatever the machine's speed or load),
  * so the only time that differs between runs is MPI's and the injector's.
  * stdout is deterministic (a checksum); "elapsed_s" (the timed loop) goes to stderr. */
@@ -62,6 +65,31 @@ static void round_trip(char *out, char *in, int n, int peer, int polled, long ch
     }
 }
 
+static void test_cost(long calls)
+{
+    int token = 0, done = 0;
+    MPI_Request r;
+    if (rank == 1) {
+        C(MPI_Irecv)(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, &r);
+        double best = 1e30;
+        for (int b = 0; b < 20; b++) {
+            double t0 = now_s();
+            for (long i = 0; i < calls && !done; i++)
+                C(MPI_Test)(&r, &done, MPI_STATUS_IGNORE);
+            double per = (now_s() - t0) / (double)calls * 1e9;
+            best = per < best ? per : best;
+        }
+        fprintf(stderr, "test_ns %.1f\n", best);
+        C(MPI_Send)(&token, 1, MPI_INT, 0, 98, MPI_COMM_WORLD);
+        C(MPI_Wait)(&r, MPI_STATUS_IGNORE);
+    } else if (rank == 0) {
+        C(MPI_Recv)(&token, 1, MPI_INT, 1, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        C(MPI_Send)(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+    }
+    if (rank == 0)
+        printf("gaps testcost: %s\n", done ? "a poll completed early" : "ok");
+}
+
 int main(int argc, char **argv)
 {
     app_args(argc, argv, usage);
@@ -74,10 +102,10 @@ int main(int argc, char **argv)
     int peer = rank ^ 1;
     int p2p = strcmp(pattern, "allreduce") && strcmp(pattern, "bcast") && strcmp(pattern, "alltoall") &&
               strcmp(pattern, "barrier");
-    static const char *known[] = {"pingpong", "exchange", "poll",     "sendrecv",
-                                  "allreduce", "bcast",   "alltoall", "barrier"};
+    static const char *known[] = {"pingpong", "exchange", "poll",    "sendrecv", "allreduce",
+                                  "bcast",    "alltoall", "barrier", "testcost"};
     int ok = 0;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         ok |= !strcmp(pattern, known[i]);
     if (!ok || iters <= 0 || bytes < 8 || work < 0 || chunk < 0 || (p2p && size % 2)) {
         if (rank == 0)
@@ -91,6 +119,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         out[i] = (char)(rank + i);
     double sum = 0;
+    if (!strcmp(pattern, "testcost")) {
+        test_cost(iters);
+        app_finish(MPI_COMM_WORLD, rank, size);
+        return 0;
+    }
     app_timer_start(MPI_COMM_WORLD);
     for (long it = 0; it < iters; it++) {
         spin(work);
