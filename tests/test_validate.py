@@ -248,3 +248,23 @@ def test_traced_runtime_on_one_clock_starts_when_the_last_rank_leaves_init(tmp_p
     assert tracer.traced_runtime_ns(tmp_path) == pytest.approx(1250e3)
     rank(1, 150.0, 1300.5, "b")  # two hosts: clocks not comparable, the longest rank's span
     assert tracer.traced_runtime_ns(tmp_path) == pytest.approx(1300e3)
+
+
+@pytest.mark.parametrize(
+    "fit,warned",
+    [
+        ("under_injector = false\nunder_tracer = true\n", "under the tracer"),
+        ("under_injector = false\nunder_tracer = false\n", "without the injector"),
+        ("under_injector = true\nunder_tracer = false\n", None),
+        ("", None),  # a hand-written machine file: nobody knows, no claim
+    ],
+)
+def test_a_machine_not_calibrated_under_the_injector_is_named(tmp_path, fit, warned):
+    """validate --machine prices injected runs: a machine calibrated under the tracer (o ~170 ns)
+    misses the injector's own work per call (o ~310 ns), and validate says so."""
+    from latitude import loggp_fit
+
+    m = tmp_path / "m.toml"
+    m.write_text('[loggps]\nL = "1us"\no = "1us"\n' + (f"[fit]\n{fit}" if fit else ""))
+    note = loggp_fit.not_under_injector(str(m))
+    assert (note is None) if warned is None else (warned in note and "--under-injector" in note)

@@ -41,6 +41,7 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
+from latitude import tomlfile
 from latitude.calibrate import Measurements
 from latitude.errors import ToolError
 
@@ -406,3 +407,17 @@ def table(f: Fit) -> str:
     out.append(f"R² = {f.r2:.4f}, largest relative residual {100 * f.max_rel_error:.1f} %{noise}")
     out += [f"note: {n}" for n in f.notes]
     return "\n".join(out)
+
+
+def not_under_injector(path: str) -> str | None:
+    """A note when --machine was calibrated without the injector (its [fit] says so): the
+    injected runs pay the injector's per-call work (o ~310 ns against ~170 ns under the
+    tracer on the development VM), which such a machine's o and g do not hold."""
+    fit = tomlfile.read(path)[0].get("fit", {})
+    if fit.get("under_injector", True) is not False:
+        return None
+    how = "under the tracer" if fit.get("under_tracer") else "without the injector"
+    return (
+        f"{path} was calibrated {how}: the injected runs pay the injector's own work per call, "
+        "which its o and g do not hold (predictions low); calibrate with --under-injector"
+    )

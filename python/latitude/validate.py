@@ -60,7 +60,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import inject, launcher, traced_run, tracer
+from latitude import inject, launcher, loggp_fit, traced_run, tracer
 from latitude.errors import InputError, ToolError
 from latitude.outputs import open_atomic, write_text
 from latitude.units import parse_range, parse_time
@@ -264,7 +264,7 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
 def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
     """(Params, path of the machine file, (measurements, fit, protocol classes) or None): --machine, or
     calibrate under the injector."""
-    from latitude import calibrate, loggp_fit, protocol_fit
+    from latitude import calibrate, protocol_fit
     from latitude.params import Params
 
     if opts.machine:
@@ -413,6 +413,9 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
                 output = OutputCheck(run.stdout, opts.ignore_output)
     params, mpath, calibration = machine_params(launch, opts, outdir)
     log(f"machine: {params.describe()} ({mpath})")
+    if opts.machine and (note := loggp_fit.not_under_injector(opts.machine)):
+        notes.append(note)
+        log("warning: " + note)
     checks = trace_checks(trace_dirs, params)
     chosen = median_trace(checks)
     trace_dir = next(d for d in trace_dirs if d.name == chosen["trace"])
