@@ -28,7 +28,9 @@ static const char *usage =
     "  --iters N     repetitions (default 2000)\n"
     "  --bytes B     message size (default 8)\n"
     "  --work NS     work before each repetition, ns of spinning (default 20000)\n"
-    "  --chunk NS    poll: work between two MPI_Test calls, ns (default 1000)\n";
+    "  --chunk NS    poll: work between two MPI_Test calls, ns (default 1000)\n"
+    "  --paired-delta-us X  under the injector: the growth of one repetition from ΔL = 0 to X,\n"
+    "                switched inside the run (25 blocks of --iters repetitions per ΔL)\n";
 
 static void spin(long ns)
 {
@@ -90,6 +92,79 @@ static void test_cost(long calls)
         printf("gaps testcost: %s\n", done ? "a poll completed early" : "ok");
 }
 
+/* one repetition: the work, then the pattern; returns a byte of what arrived (checksum) */
+static double one_rep(const char *pattern, char *out, char *in, int n, int peer, long work, long chunk,
+                      long it)
+{
+    spin(work);
+    if (!strcmp(pattern, "pingpong") || !strcmp(pattern, "poll")) {
+        round_trip(out, in, n, peer, pattern[1] == 'o', chunk);
+    } else if (!strcmp(pattern, "exchange")) {
+        MPI_Request r[2];
+        C(MPI_Irecv)(in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[0]);
+        C(MPI_Isend)(out, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[1]);
+        C(MPI_Waitall)(2, r, MPI_STATUSES_IGNORE);
+    } else if (!strcmp(pattern, "sendrecv")) {
+        C(MPI_Sendrecv)(out, n, MPI_CHAR, peer, 0, in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE);
+    } else if (!strcmp(pattern, "allreduce")) {
+        C(MPI_Allreduce)(out, in, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (!strcmp(pattern, "bcast")) {
+        memcpy(in, out, (size_t)n);
+        C(MPI_Bcast)(in, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(pattern, "alltoall")) {
+        C(MPI_Alltoall)(out, n, MPI_CHAR, in, n, MPI_CHAR, MPI_COMM_WORLD);
+    } else {
+        C(MPI_Barrier)(MPI_COMM_WORLD);
+    }
+    return (unsigned char)in[it % n];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --paired-delta-us X (under the injector): 25 blocks, in each --iters repetitions at ΔL = 0
+ * and at ΔL = X (order reversed every other block), ΔL switched with MPI_Pcontrol(7001) on
+ * every rank at the same point; a block's time per ΔL is the median of its repetitions on rank
+ * 0 (not the fastest: in a symmetric exchange the fastest is the one where the peer happened
+ * to be ahead, 0.84 ΔL instead of 1), the growth the median over blocks of the difference:
+ * what one repetition pays for ΔL, robust to other load now and then and free of differences
+ * between processes (bench/injector_selfcheck.py pairs blocks the same way). Prints
+ * "paired_growth_us". */
+#define BLOCKS 25
+static void paired_growth(const char *pattern, char *out, char *in, int n, int peer, long work, long chunk,
+                          long iters, double delta_us, double *sum)
+{
+    double diff[BLOCKS], *t = malloc(sizeof *t * (size_t)iters);
+    for (int b = 0; b < BLOCKS; b++) {
+        double mid[2];
+        for (int k = 0; k < 2; k++) {
+            int which = b % 2 ? 1 - k : k;
+            C(MPI_Barrier)(MPI_COMM_WORLD);
+            MPI_Pcontrol(7001, which ? delta_us * 1e3 : 0.0);
+            C(MPI_Barrier)(MPI_COMM_WORLD);
+            for (long it = 0; it < iters; it++) {
+                double t0 = now_s();
+                *sum += one_rep(pattern, out, in, n, peer, work, chunk, it);
+                t[it] = now_s() - t0;
+            }
+            qsort(t, (size_t)iters, sizeof *t, cmp_double);
+            mid[which] = t[iters / 2];
+        }
+        diff[b] = (mid[1] - mid[0]) * 1e6;
+    }
+    free(t);
+    MPI_Pcontrol(7001, 0.0);
+    qsort(diff, BLOCKS, sizeof diff[0], cmp_double);
+    if (rank == 0) {
+        fprintf(stderr, "paired_growth_us %.3f\n", diff[BLOCKS / 2]);
+        printf("gaps %s paired: done\n", pattern);
+    }
+}
+
 int main(int argc, char **argv)
 {
     app_args(argc, argv, usage);
@@ -124,31 +199,15 @@ int main(int argc, char **argv)
         app_finish(MPI_COMM_WORLD, rank, size);
         return 0;
     }
-    app_timer_start(MPI_COMM_WORLD);
-    for (long it = 0; it < iters; it++) {
-        spin(work);
-        if (!strcmp(pattern, "pingpong") || !strcmp(pattern, "poll")) {
-            round_trip(out, in, n, peer, pattern[1] == 'o', chunk);
-        } else if (!strcmp(pattern, "exchange")) {
-            MPI_Request r[2];
-            C(MPI_Irecv)(in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[0]);
-            C(MPI_Isend)(out, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[1]);
-            C(MPI_Waitall)(2, r, MPI_STATUSES_IGNORE);
-        } else if (!strcmp(pattern, "sendrecv")) {
-            C(MPI_Sendrecv)(out, n, MPI_CHAR, peer, 0, in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE);
-        } else if (!strcmp(pattern, "allreduce")) {
-            C(MPI_Allreduce)(out, in, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        } else if (!strcmp(pattern, "bcast")) {
-            memcpy(in, out, (size_t)n);
-            C(MPI_Bcast)(in, n, MPI_CHAR, 0, MPI_COMM_WORLD);
-        } else if (!strcmp(pattern, "alltoall")) {
-            C(MPI_Alltoall)(out, n, MPI_CHAR, in, n, MPI_CHAR, MPI_COMM_WORLD);
-        } else {
-            C(MPI_Barrier)(MPI_COMM_WORLD);
-        }
-        sum += (unsigned char)in[it % n];
+    double paired = atof(arg_str("--paired-delta-us", "0"));
+    if (paired > 0) {
+        paired_growth(pattern, out, in, n, peer, work, chunk, iters, paired, &sum);
+        app_finish(MPI_COMM_WORLD, rank, size);
+        return 0;
     }
+    app_timer_start(MPI_COMM_WORLD);
+    for (long it = 0; it < iters; it++)
+        sum += one_rep(pattern, out, in, n, peer, work, chunk, it);
     app_timer_stop(MPI_COMM_WORLD, rank);
     if (rank == 0)
         printf("gaps %s %ld x %ld B: checksum %.0f\n", pattern, iters, bytes, sum);

@@ -3,21 +3,23 @@
 
 Each pattern of apps/gaps (a blocking round trip, a nonblocking exchange, a round trip whose
 receiver polls MPI_Test between chunks of work, Sendrecv, the collectives the injector
-re-implements, a rendezvous round trip) runs 2 ranks with a fixed spin of work between
-repetitions. Per pattern: one trace (ΔL = 0); the prediction at ΔL = 0 with the machine
-calibrated under the tracer (against the traced run) and at ΔL = 0 and ΔL = --delta-L with the
-machine calibrated under the injector (against the injected runs, --reps each, interleaved, the fastest used).
-Reported per repetition of the pattern (µs), so the columns read as per-message costs:
+re-implements, rendezvous round trips and exchanges) runs on 2 ranks with a fixed spin of work
+between repetitions. Two measurements per pattern:
 
-* traced − predicted(tracer machine): the model's error on its own traced run;
-* injected(0) − traced: what the injector costs a repetition at ΔL = 0;
-* injected(0) − predicted(injector machine): what the model does not see of that cost;
-* growth: injected(ΔL) − injected(0) against the model's T(L₀+ΔL) − T(L₀) = λ_L·ΔL (per
-  repetition: how many ΔL the run paid against how many the model counts).
+* **growth per repetition** (default; robust to other load): under the injector, ΔL switched
+  inside one run (MPI_Pcontrol, 25 paired blocks, block medians; apps/gaps
+  --paired-delta-us), in units of ΔL — against the model's (T(L₀+ΔL) − T(L₀)) / repetitions
+  from a trace of the same pattern: is ΔL paid once per message, as the model counts?
+* with --absolute (needs a quiet machine): the model's error on its traced run (machine
+  calibrated under the tracer), what the injector costs a repetition at ΔL = 0, what of that
+  the model with the injector's machine does not see (separate runs, fastest of --reps).
 
-    flock -x /work/.quiet.lock python3 bench/inject_gap.py [--reps 3] [--delta-L 20] [--patterns a,b]
+Plus the cost of one unsuccessful MPI_Test plain, traced and injected (apps/gaps --pattern
+testcost).
 
-Prints a Markdown table (stdout) and writes --json (one object per pattern).
+    flock -x /work/.quiet.lock python3 bench/inject_gap.py [--delta-L 20] [--patterns a,b] [--absolute]
+
+Prints Markdown tables (stdout) and writes --json.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,6 +49,7 @@ PATTERNS = {
     "barrier": ["--pattern", "barrier"],
     "pingpong-64k": ["--pattern", "pingpong", "--bytes", "65536"],
     "sendrecv-64k": ["--pattern", "sendrecv", "--bytes", "65536"],
+    "exchange-64k": ["--pattern", "exchange", "--bytes", "65536"],
 }
 
 
@@ -77,6 +81,33 @@ def predict(trace: Path, machine: Path, delta_ns: float = 0.0) -> dict:
 def injected(prog: list[str], machine: Path, delta_us: float) -> float:
     out = latitude("inject", "--delta-L", f"{delta_us}us", "--machine", str(machine), "--json", "--", *MPIRUN, *prog)
     return float(json.loads(out)["runtime_ns"])
+
+
+def paired(name: str, prog: list[str], a, machine: Path, tmp: Path) -> dict:
+    """Measured growth per repetition (ΔL switched inside one injected run) against the model's."""
+    iters = 200  # repetitions of the traced run the model's growth is read from
+    trace = tmp / f"trace-{name}"
+    latitude("trace", "-o", str(trace), "--", *MPIRUN, *prog, "--iters", str(iters))
+    p0, pd = predict(trace, machine), predict(trace, machine, a.delta_L * 1e3)
+    cmd = [sys.executable, "-m", "latitude", "inject", "--delta-L", "0", "--machine", str(machine), "--"]
+    cmd += [*MPIRUN, *prog, "--iters", "20", "--paired-delta-us", str(a.delta_L)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    found = re.search(r"paired_growth_us (\S+)", p.stdout + p.stderr)
+    if p.returncode != 0 or not found:
+        raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}, no growth line\n{p.stderr[-3000:]}")
+    model = (pd["runtime_ns"] - p0["runtime_ns"]) / iters / (a.delta_L * 1e3)
+    return {"pattern": name, "args": prog[1:], "measured_dl": float(found.group(1)) / a.delta_L, "model_dl": model}
+
+
+def paired_table(rows: list[dict], dl: float) -> str:
+    lines = [
+        f"| pattern | growth per repetition, ΔL = 0 → {dl:g} µs (in ΔL) | the model's (λ_L per repetition) | measured − model (µs) |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        d = (r["measured_dl"] - r["model_dl"]) * dl
+        lines.append(f"| {r['pattern']} | {r['measured_dl']:.3f} | {r['model_dl']:.3f} | {d:+.2f} |")
+    return "\n".join(lines)
 
 
 def measure(name: str, prog: list[str], iters: int, a, machines: dict, tmp: Path) -> dict:
@@ -113,6 +144,22 @@ def measure(name: str, prog: list[str], iters: int, a, machines: dict, tmp: Path
     return row
 
 
+def test_cost(gaps: Path, tmp: Path) -> dict:
+    """ns of one unsuccessful MPI_Test (apps/gaps --pattern testcost): plain, traced, injected."""
+    prog = [str(gaps), "--pattern", "testcost", "--iters", "10000"]
+    cmds = {
+        "plain": [*MPIRUN, *prog],
+        "traced": [sys.executable, "-m", "latitude", "trace", "-o", str(tmp / "trace-testcost"), "--", *MPIRUN, *prog],
+        "injected": [sys.executable, "-m", "latitude", "inject", "--delta-L", "0", "--", *MPIRUN, *prog],
+    }
+    out = {}
+    for k, cmd in cmds.items():
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        found = [float(ln.split()[1]) for ln in (p.stdout + p.stderr).splitlines() if ln.startswith("test_ns ")]
+        out[k] = min(found) if found else None
+    return out
+
+
 def table(rows: list[dict], dl: float) -> str:
     head = (
         "| pattern | traced | traced − pred (tracer m.) | inj(0) − traced | inj(0) − pred(0) (injector m.) "
@@ -135,31 +182,37 @@ def main() -> int:
     ap.add_argument("--delta-L", type=float, default=20.0, help="µs (default %(default)s)")
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--json", help="write every row here")
+    ap.add_argument("--absolute", action="store_true", help="also separate runs at ΔL = 0 and ΔL (quiet machine)")
     a = ap.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     with tempfile.TemporaryDirectory(prefix="latitude-injgap-") as t:
         tmp = Path(t)
         subprocess.run(["make", "-s", "-C", str(ROOT / "apps"), f"BIN={tmp}", f"{tmp}/gaps"], check=True)
-        machines = {
-            "tracer": calibrate(tmp / "tracer.toml", "--under-tracer"),
-            "injector": calibrate(tmp / "injector.toml", "--under-injector"),
-        }
+        machines = {"injector": calibrate(tmp / "injector.toml", "--under-injector")}
+        if a.absolute:
+            machines["tracer"] = calibrate(tmp / "tracer.toml", "--under-tracer")
         for k, m in machines.items():
             print(f"machine under the {k}: " + m.read_text().split("[", 2)[1].replace("\n", " ")[:160], file=sys.stderr)
-        rows = []
+        cost = test_cost(tmp / "gaps", tmp)
+        rows, grow = [], []
         for name in a.patterns.split(","):
-            prog = [str(tmp / "gaps"), *PATTERNS[name], "--iters", str(a.iters)]
-            rows.append(measure(name, prog, a.iters, a, machines, tmp))
-            r = rows[-1]
-            print(f"{name}: inj0 {r['inj0_us']:.2f} µs/rep, growth {r['growth_in_dl']:.2f} ΔL "
-                  f"(model {r['pred_growth_in_dl']:.2f})", file=sys.stderr, flush=True)  # fmt: skip
+            base = [str(tmp / "gaps"), *PATTERNS[name]]
+            grow.append(paired(name, base, a, machines["injector"], tmp))
+            g = grow[-1]
+            print(f"{name}: growth {g['measured_dl']:.3f} ΔL (model {g['model_dl']:.3f})", file=sys.stderr, flush=True)
+            if a.absolute:
+                rows.append(measure(name, [*base, "--iters", str(a.iters)], a.iters, a, machines, tmp))
     load = os.getloadavg()[0]
-    print(f"2 ranks, {a.iters} repetitions, 20 µs of work each; µs per repetition; fastest of {a.reps} "
-          f"injected runs per ΔL; load average {load:.1f}\n")  # fmt: skip
-    print(table(rows, a.delta_L))
+    print(f"2 ranks, 20 µs of work per repetition, load average {load:.1f}\n")
+    print(paired_table(grow, a.delta_L))
+    if a.absolute:
+        print(f"\n{a.iters} repetitions; µs per repetition; fastest of {a.reps} injected runs per ΔL\n")
+        print(table(rows, a.delta_L))
+    shown = ", ".join(f"{k} {v:.1f} ns" if v else f"{k} (no output)" for k, v in cost.items())
+    print(f"\none unsuccessful MPI_Test (apps/gaps --pattern testcost, fastest of 20 × 10,000): {shown}")
     if a.json:
-        Path(a.json).write_text(json.dumps(rows, indent=1))
+        Path(a.json).write_text(json.dumps({"growth": grow, "absolute": rows, "test_ns": cost}, indent=1))
     return 0
 
 
