@@ -160,6 +160,41 @@ def test_cost(gaps: Path, tmp: Path) -> dict:
     return out
 
 
+HPCC_SECTIONS = ("HPL_time", "PTRANS_time", "MPIRandomAccess_time", "MPIRandomAccess_LCG_time", "MPIFFT_time2")
+
+
+def hpcc_sections(tmp: Path, mode: str, delta_us: float) -> dict:
+    """One HPCC run (N = 1000, 1 × 2, the real-application suite's input): its own per-section
+    times (s, hpccoutf.txt) and, injected, the span the model predicts (s)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from realapps import HPCCINF  # the suite's input: one definition
+
+    d = Path(tempfile.mkdtemp(dir=tmp))
+    (d / "hpccinf.txt").write_text(HPCCINF.format(n=1000))
+    cmd = [*MPIRUN, "hpcc"]
+    if mode != "plain":
+        cmd = [sys.executable, "-m", "latitude", "inject", "--delta-L", f"{delta_us if mode == 'dl' else 0}us"]
+        cmd += ["--json", "--", *MPIRUN, "hpcc"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+    text = (d / "hpccoutf.txt").read_text(errors="replace") if (d / "hpccoutf.txt").exists() else ""
+    row = {k: float(m.group(1)) for k in HPCC_SECTIONS if (m := re.search(rf"^{k}=(\S+)", text, re.M))}
+    if mode != "plain" and p.returncode == 0:
+        row["span"] = json.loads(p.stdout)["runtime_ns"] / 1e9
+    return row
+
+
+def hpcc_table(runs: dict, dl: float) -> str:
+    cols = {"plain": "plain", "0": "injected, ΔL = 0", "dl": f"injected, ΔL = {dl:g} µs"}
+    lines = ["| section (s, median) | " + " | ".join(cols.values()) + " |", "|---|" + "---:|" * len(cols)]
+    for k in (*HPCC_SECTIONS, "span"):
+        cells = []
+        for m in cols:
+            v = [r[k] for r in runs[m] if k in r]
+            cells.append(f"{sorted(v)[len(v) // 2]:.4f}" if v else "–")
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def table(rows: list[dict], dl: float) -> str:
     head = (
         "| pattern | traced | traced − pred (tracer m.) | inj(0) − traced | inj(0) − pred(0) (injector m.) "
@@ -183,6 +218,10 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--json", help="write every row here")
     ap.add_argument("--absolute", action="store_true", help="also separate runs at ΔL = 0 and ΔL (quiet machine)")
+    ap.add_argument(
+        "--hpcc", type=int, default=0, metavar="REPS",
+        help="also HPCC's own per-section times: plain, injected at 0 and ΔL, REPS interleaved runs each",
+    )  # fmt: skip
     a = ap.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -203,16 +242,24 @@ def main() -> int:
             print(f"{name}: growth {g['measured_dl']:.3f} ΔL (model {g['model_dl']:.3f})", file=sys.stderr, flush=True)
             if a.absolute:
                 rows.append(measure(name, [*base, "--iters", str(a.iters)], a.iters, a, machines, tmp))
+        hpcc: dict = {"plain": [], "0": [], "dl": []}
+        for _ in range(a.hpcc):
+            for m in hpcc:
+                hpcc[m].append(hpcc_sections(tmp, m, a.delta_L))
     load = os.getloadavg()[0]
     print(f"2 ranks, 20 µs of work per repetition, load average {load:.1f}\n")
     print(paired_table(grow, a.delta_L))
     if a.absolute:
         print(f"\n{a.iters} repetitions; µs per repetition; fastest of {a.reps} injected runs per ΔL\n")
         print(table(rows, a.delta_L))
+    if a.hpcc:
+        print(f"\nHPCC N = 1000, 1 × 2 ({a.hpcc} interleaved runs per column; span = MPI_Init end → Finalize)\n")
+        print(hpcc_table(hpcc, a.delta_L))
     shown = ", ".join(f"{k} {v:.1f} ns" if v else f"{k} (no output)" for k, v in cost.items())
     print(f"\none unsuccessful MPI_Test (apps/gaps --pattern testcost, fastest of 20 × 10,000): {shown}")
     if a.json:
-        Path(a.json).write_text(json.dumps({"growth": grow, "absolute": rows, "test_ns": cost}, indent=1))
+        doc = {"growth": grow, "absolute": rows, "test_ns": cost} | ({"hpcc": hpcc} if a.hpcc else {})
+        Path(a.json).write_text(json.dumps(doc, indent=1))
     return 0
 
 
