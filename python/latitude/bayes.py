@@ -390,6 +390,7 @@ def predictive_band(
     if offset is not None:
         D, se, dof = offset
         Y = Y + D + se * np.random.default_rng(seed + 1).standard_t(dof, Y.shape)
+    Y = np.maximum(Y, 0.0)  # heavy t tails (few runs) must not give a negative runtime
     q = (1 - level) / 2
     return [
         {
