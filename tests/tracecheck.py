@@ -12,6 +12,7 @@ It stands in for the Rust reader until that exists.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import sys
@@ -349,7 +350,14 @@ def parse(path: Path) -> RankTrace:
     """Parse and check one rank file."""
     tr = RankTrace(Path(path))
     in_header, last_end, prev = True, None, None
-    text = Path(path).read_text(errors="replace")
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":  # a compressed trace (latitude trace --compress): a whole gzip file
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, gzip.BadGzipFile) as err:
+            tr.errors.append(f"{path}: not a complete gzip file ({err})")
+            return tr
+    text = data.decode(errors="replace")
     if text and not text.endswith("\n"):
         tr.errors.append(f"{path}: last line is not terminated")
     if "\0" in text:
@@ -646,7 +654,7 @@ def check_matching(traces: list[RankTrace]) -> list[str]:
 def rank_files(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
-        out.extend(sorted(p.glob("*.txt")) if p.is_dir() else [p])
+        out.extend(sorted([*p.glob("*.txt"), *p.glob("*.txt.gz")]) if p.is_dir() else [p])
     return out
 
 

@@ -12,6 +12,7 @@ fallback) with its Graph constructor.
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -110,9 +111,15 @@ def _head(path: str) -> bytes | None:
         return None
     try:
         with open(path, "rb") as f:
-            return f.read(_HEAD_BYTES)
+            head = f.read(_HEAD_BYTES)
     except OSError:
         return b""  # unreadable: the GOAL reader reports why
+    if head.startswith(b"\x1f\x8b"):  # gzip: a compressed trace is told by its text
+        try:
+            return zlib.decompressobj(wbits=31).decompress(head, _HEAD_BYTES)
+        except zlib.error:
+            return head
+    return head
 
 
 def sniff(path: str) -> InputKind:

@@ -48,7 +48,7 @@ class TracedRun:
 
 def _calls(path: Path):
     """(start µs, end µs, name) of each MPI call between Init and Finalize, in trace order."""
-    with open(path, "rb") as f:
+    with tracer.open_trace(path) as f:
         for line in f:
             if not line.startswith(b"MPI_"):
                 continue

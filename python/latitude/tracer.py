@@ -13,7 +13,9 @@ own environment options (Open MPI ``-x``, MPICH/Intel Hydra ``-genv``, Slurm
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import os
 import re
 import shlex
@@ -21,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +31,10 @@ from latitude.errors import InputError, ToolError
 from latitude.outputs import cache_dir
 
 LIB_NAME = "liblatitude_trace.so"
-# The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`).
-TRACE_NAME = re.compile(r"pmpi-trace-rank-(\d+)\.txt")
+# The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`);
+# `--compress` writes them gzip-compressed (`pmpi-trace-rank-0.txt.gz`).
+TRACE_NAME = re.compile(r"pmpi-trace-rank-(\d+)\.txt(?:\.gz)?")
+GZIP_MAGIC = b"\x1f\x8b"
 FAMILIES = ("openmpi", "mpich", "intel")
 
 
@@ -298,7 +303,7 @@ class TraceSummary:
 
 
 def rank_of(path: Path) -> int:
-    m = re.search(r"(\d+)\.txt$", path.name)
+    m = re.search(r"(\d+)\.txt(?:\.gz)?$", path.name)
     return int(m.group(1)) if m else -1
 
 
@@ -331,6 +336,54 @@ def install(staging: Path, outdir: Path) -> list[Path]:
     return trace_files(outdir)
 
 
+def is_compressed(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+class _Gunzip(io.RawIOBase):
+    """The text of a gzip-compressed rank file, read in chunks. A stream that stops short (a
+    rank killed outright: the tracer flushes whole blocks) ends where its data ends, as the
+    tracer's plain files end at their zero bytes; `consumed` counts the compressed bytes read."""
+
+    def __init__(self, path: Path):
+        self._f = open(path, "rb")
+        self._z = zlib.decompressobj(wbits=31)
+        self._out = b""
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        while not self._out:
+            chunk = self._z.unconsumed_tail or self._z.unused_data or self._f.read(1 << 20)
+            if not chunk:
+                return 0
+            if self._z.eof:  # the next gzip member
+                self._z = zlib.decompressobj(wbits=31)
+            elif not self._z.unconsumed_tail:
+                self.consumed += len(chunk)
+            try:
+                self._out = self._z.decompress(chunk, 1 << 20)
+            except zlib.error:
+                return 0  # a damaged stream ends here; the reader says what it misses
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+def open_trace(path: Path):
+    """A rank file's text as a binary file object, compressed or not (told by its first
+    bytes, not its name)."""
+    return io.BufferedReader(_Gunzip(path), 1 << 20) if is_compressed(path) else open(path, "rb")
+
+
 POLLS = re.compile(rb"\n#@ polls n=(\d+)")
 
 
@@ -343,15 +396,19 @@ def _scan(path: Path, progress=None) -> tuple[int, int, str]:
         folded = [int(n) for n in POLLS.findall(text)]
         return text.count(b"\nMPI_") + sum(folded) - len(folded), sum(folded)
 
-    with open(path, "rb") as f:
+    with open_trace(path) as f:
+        raw, seen = getattr(f, "raw", f), 0
         while chunk := f.read(1 << 24):
             text = prev + chunk
             cut = text.rfind(b"\n")
             c, p = count(text[:cut])  # whole lines; the rest is counted with the next chunk
             calls, polls, prev = calls + c, polls + p, text[cut:]
             tail = (tail + chunk)[-256:]
-            if progress:
-                progress(len(chunk))
+            if progress:  # in bytes of the file (compressed ones for a compressed trace)
+                at = getattr(raw, "consumed", None)
+                at = seen + len(chunk) if at is None else at
+                progress(at - seen)
+                seen = at
     c, p = count(prev)
     m = re.search(rb"\n#@ end ([^\n]*)\n?$", b"\n" + tail)
     return calls + c, polls + p, m.group(1).decode() if m else "missing"
@@ -377,7 +434,7 @@ def traced_runtime_ns(outdir: Path) -> float | None:
 
 def trace_host(path: Path) -> str | None:
     """The host a rank file was written on (its "#@ world ... host=" line), None if unknown."""
-    with open(path, "rb") as f:
+    with open_trace(path) as f:
         for n, line in enumerate(f):
             if line.startswith(b"#@ world"):
                 for word in line.split():
@@ -393,15 +450,14 @@ def _init_and_finalize_us(path: Path) -> tuple[float, float] | None:
     and MPI_Finalize the last call: read the head and the tail only (traces of long runs are
     large)."""
     init = fin = None
-    with open(path, "rb") as f:
+    with open_trace(path) as f:
         for n, line in enumerate(f):
             if line.startswith((b"MPI_Init:", b"MPI_Init_thread:")):
                 init = line.rstrip().rsplit(b":", 1)[-1]
                 break
             if n > 1000:
                 return None
-        f.seek(max(0, f.seek(0, 2) - (1 << 16)))
-        for line in f.read().split(b"\n"):
+        for line in _tail(f).split(b"\n"):
             if line.startswith(b"MPI_Finalize:"):
                 fin = line.split(b":")[1]
     try:
@@ -410,11 +466,24 @@ def _init_and_finalize_us(path: Path) -> tuple[float, float] | None:
         return None
 
 
+def _tail(f, n: int = 1 << 16) -> bytes:
+    """The last n bytes of a rank file's text (a compressed one is read to its end)."""
+    if not isinstance(getattr(f, "raw", None), _Gunzip):
+        f.seek(max(0, f.seek(0, 2) - n))
+        return f.read()
+    tail = b""
+    while chunk := f.read(1 << 20):
+        tail = (tail + chunk)[-n:]
+    return tail
+
+
 def repair(path: Path) -> bool:
     """Close the file of a rank that was killed outright (SIGKILL): drop the zero bytes after
     its last record (the tracer maps the file ahead of the data) and the unfinished record
     after the last complete line, however long either is, and append "#@ end killed".
     Returns True if the file needed it."""
+    if is_compressed(path):
+        return _repair_compressed(path)
     size = path.stat().st_size
     with open(path, "r+b") as f:
         f.seek(max(0, size - 4096))
@@ -425,6 +494,26 @@ def repair(path: Path) -> bool:
         f.truncate(keep)
         f.seek(keep)
         f.write(b"#@ end killed\n")
+    return True
+
+
+def _repair_compressed(path: Path) -> bool:
+    """repair() for a compressed rank file: its stream stops after the last block the tracer
+    flushed; its text up to the last complete line is compressed again, closed by "#@ end
+    killed", into a temporary file renamed over it (the old file stays until the new is whole)."""
+    with open_trace(path) as f:
+        if re.search(rb"\n#@ end [^\n]*\n$", b"\n" + _tail(f, 4096)):
+            return False
+    tmp = path.with_name(path.name + ".repair")
+    with open_trace(path) as f, open(tmp, "wb") as out, gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as g:
+        held = b""
+        while chunk := f.read(1 << 20):
+            held += chunk
+            cut = held.rfind(b"\n") + 1
+            g.write(held[:cut])
+            held = held[cut:]
+        g.write(b"#@ end killed\n")
+    os.replace(tmp, path)
     return True
 
 

@@ -36,6 +36,7 @@ struct lt_state {
     int mt;             /* MPI_THREAD_MULTIPLE: serialize records with a lock */
     int rank, size;
     int padded;         /* liballprof-style zero-padded file names */
+    int gz;             /* compressed trace (".txt.gz", lt_buf.c) */
     int64_t nrec;       /* call records committed so far = index of the record being written */
     int pid;            /* the process that opened the file (not a forked child) */
     int fold;           /* a folded poll record is pending after `used` (lt_poll.c) */

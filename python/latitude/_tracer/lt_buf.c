@@ -5,9 +5,17 @@
  * with SIGKILL when one calls MPI_Abort), and "flushing" is mapping the next window. The file
  * is kept one window longer than the data; the final size is set when the run ends. A rank
  * killed outright leaves zero bytes after its last record ("latitude trace" trims them).
- * Where the file cannot be mapped, a heap buffer written with pwrite() is used instead. */
+ * Where the file cannot be mapped, a heap buffer written with pwrite() is used instead.
+ *
+ * Compressed traces (LATITUDE_TRACE_COMPRESS=1, a ".txt.gz" file): the heap buffer is
+ * deflated (zlib, gzip wrapper, fastest level) each time it fills, with a sync flush, so the
+ * file always ends on a byte boundary a decoder can stop at: a rank killed outright keeps
+ * every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by default here), not
+ * up to its last record as a mapped trace does. */
 #define _GNU_SOURCE
 #include "lt.h"
+
+#include <zlib.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +32,8 @@ static char *map_base;            /* the mapping (page aligned) when mapped */
 static size_t map_len, win_size;
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
+static int gz;          /* deflating into the file (lt.gz) */
+static z_stream zs;
 
 /* Signals that end the run are blocked while buf/used/win_off change together. */
 static void block(sigset_t *old)
@@ -47,6 +57,24 @@ static void write_all(const char *b, size_t n, uint64_t off)
         n -= (size_t)w;
         off += (uint64_t)w;
     }
+}
+
+/* Deflate n bytes of b into the file (flush: Z_SYNC_FLUSH or Z_FINISH). No allocation after
+ * deflateInit2, so the signal handlers may call it too. */
+static void gz_write(const char *b, size_t n, int flush)
+{
+    unsigned char out[1 << 16];
+    zs.next_in = (unsigned char *)(uintptr_t)b;
+    zs.avail_in = (uInt)n;
+    do {
+        zs.next_out = out;
+        zs.avail_out = sizeof out;
+        if (deflate(&zs, flush) == Z_STREAM_ERROR)
+            return;
+        size_t have = sizeof out - zs.avail_out;
+        write_all((const char *)out, have, win_off);
+        win_off += have;
+    } while (zs.avail_out == 0);
 }
 
 /* Map the window that starts at file offset pos, with room for `need` bytes. */
@@ -83,8 +111,9 @@ int lt_buf_open(size_t size)
     win_size = size;
     win_off = 0;
     lt.used = 0;
+    gz = lt.gz && deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
     const char *m = getenv("LATITUDE_TRACE_MMAP");
-    if (!(m && *m == '0') && map_at(0, 0) == 0) {
+    if (!gz && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
         return 0;
     }
@@ -112,9 +141,13 @@ static char *advance(size_t partial, size_t need)
         }
         lt.used = 0; /* the partial record is already in the file pages now mapped */
     } else {
-        write_all(lt.buf, lt.used, win_off);
+        if (gz) {
+            gz_write(lt.buf, lt.used, Z_SYNC_FLUSH); /* moves win_off to the file's end */
+        } else {
+            write_all(lt.buf, lt.used, win_off);
+            win_off = pos;
+        }
         memmove(lt.buf, lt.buf + lt.used, partial);
-        win_off = pos;
         lt.used = 0;
         if (partial + need > lt.cap) {
             char *nb = realloc(lt.buf, (partial + need) * 2);
@@ -141,7 +174,7 @@ char *lt_ensure(char *p, size_t more)
 }
 
 /* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
- * allocation, only pwrite/ftruncate/munmap/close) so signal handlers can call it. */
+ * allocation, only pwrite/ftruncate/munmap/close and deflate) so signal handlers can call it. */
 void lt_buf_end(const char *reason, size_t n)
 {
     if (lt.fd < 0)
@@ -160,6 +193,11 @@ void lt_buf_end(const char *reason, size_t n)
         munmap(map_base, map_len);
         map_base = NULL;
         ftruncate(fd, (off_t)(end + tn));
+    } else if (gz) {
+        lt.fd = fd;
+        gz_write(lt.buf, lt.used, Z_NO_FLUSH);
+        gz_write(tail, tn, Z_FINISH); /* the stream is not freed: the run is ending */
+        lt.fd = -1;
     } else {
         lt.fd = fd;
         write_all(lt.buf, lt.used, win_off);

@@ -201,7 +201,7 @@ static void trace_path(char *out, size_t n)
     const char *pad = getenv("LATITUDE_TRACE_PADDED");
     lt.padded = pad && *pad && *pad != '0';
     int width = lt.padded ? digits(lt.size) : 1; /* liballprof: digits of the world size */
-    snprintf(out, n, "%s%0*d.txt", prefix, width, lt.rank);
+    snprintf(out, n, "%s%0*d.txt%s", prefix, width, lt.rank, lt.gz ? ".gz" : "");
 }
 
 static char *header_line(char *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -264,6 +264,8 @@ static void write_header(void)
     p = lt.buf + lt.used;
     *p++ = '\n';
     lt.used = (size_t)(p - lt.buf);
+    if (lt.gz)
+        lt_flush_locked(); /* a compressed file holds its header from the start, like a mapped one */
     lt_unlock();
 }
 
@@ -274,10 +276,12 @@ void lt_start(int thread_multiple)
     PMPI_Comm_size(MPI_COMM_WORLD, &lt.size);
     lt.mt = thread_multiple;
     lt.pid = getpid();
+    const char *gz = getenv("LATITUDE_TRACE_COMPRESS");
+    lt.gz = gz && *gz && *gz != '0';
     char path[4096];
     trace_path(path, sizeof path);
     lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20)) != 0) {
+    if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)(lt.gz ? 1 : 8) << 20)) != 0) {
         fprintf(stderr, "latitude-trace: rank %d: cannot write %s: %s (not tracing)\n",
                 lt.rank, path, strerror(errno));
         if (lt.fd >= 0)

@@ -51,7 +51,13 @@ def register(subparsers) -> None:
         help="zero-pad rank numbers in file names as liballprof does "
         "(default: unpadded, the names Schedgen and LLAMP look for)",
     )
-    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB)")
+    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB; 1MiB with --compress)")
+    p.add_argument(
+        "--compress",
+        action="store_true",
+        help="write each rank's trace gzip-compressed (pmpi-trace-rank-N.txt.gz, ~7x smaller); every "
+        "latitude command reads it as it is, `gunzip` gives Schedgen/LLAMP the plain files",
+    )
     p.add_argument(
         "--no-fold",
         action="store_true",
@@ -112,6 +118,8 @@ def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
         env["LATITUDE_TRACE_BUFFER"] = str(parse_size(args.buffer, "--buffer"))
     if args.no_fold:
         env["LATITUDE_TRACE_FOLD"] = "0"
+    if args.compress:
+        env["LATITUDE_TRACE_COMPRESS"] = "1"
     return env
 
 

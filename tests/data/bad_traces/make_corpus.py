@@ -123,7 +123,7 @@ CASES = {
         "t-2.txt: missing: the trace has files for ranks 0-1 and 3 but not for rank 2",
     ),
     "liballprof2": ({"lap2-trace-rank-0-of-2.txt": "MPI_Init:0.00:1:2:3.00\n"}, "a liballprof2 trace"),
-    "compressed": ({"t-0.txt.gz": "x", "t-1.txt.gz": "x"}, "a compressed trace: decompress it first"),
+    "compressed": ({"t-0.txt.xz": "x", "t-1.txt.xz": "x"}, "a bzip2/xz-compressed trace: decompress it first"),
     "no_traces": ({"notes.md": "nothing here\n"}, "is a directory without liballprof trace files"),
 }
 

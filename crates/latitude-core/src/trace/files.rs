@@ -6,12 +6,16 @@
 //! `trace_bcast-0.dat` … (any prefix and suffix). Given the rank-0 file, the rank number is
 //! the last all-zero digit run of its name (preferring one right after `-`, as Schedgen
 //! does); ranks 1, 2, … are probed with the same width until a file is missing. Given a
-//! directory, the one such family whose files look like traces is used.
+//! directory, the one such family whose files look like traces is used. Rank files may be
+//! gzip-compressed (`pmpi-trace-rank-0.txt.gz`, `latitude trace --compress`): [`open_text`]
+//! reads both.
 
 use std::collections::HashSet;
-use std::fs;
-use std::io::{BufRead, BufReader};
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
 
@@ -73,15 +77,43 @@ fn reject_unsupported(path: &Path, name: &str) -> Result<()> {
     if is_lap2(name) {
         return Err(Error::in_file(&p, "a liballprof2 trace (lap2-trace-rank-R-of-N.txt): only liballprof v1 traces are supported"));
     }
-    if name.ends_with(".gz") || name.ends_with(".bz2") || name.ends_with(".xz") {
-        return Err(Error::in_file(&p, "a compressed trace: decompress it first (gunzip), then pass the rank-0 file"));
+    if name.ends_with(".bz2") || name.ends_with(".xz") {
+        return Err(Error::in_file(&p, "a bzip2/xz-compressed trace: decompress it first (or recompress it with gzip), then pass the rank-0 file"));
     }
     Ok(())
 }
 
+/// The text of a rank file, gzip-compressed or not (told by its first two bytes, not its
+/// name). A compressed file that stops short (a rank killed outright: the tracer flushes its
+/// stream in whole blocks) ends where its data ends, as a plain file ends at its zero bytes.
+pub enum TraceText {
+    Plain(File),
+    Gz(Box<MultiGzDecoder<File>>),
+}
+
+pub fn open_text(path: &Path) -> io::Result<TraceText> {
+    let mut f = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic)?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok(if n == 2 && magic == [0x1f, 0x8b] { TraceText::Gz(Box::new(MultiGzDecoder::new(f))) } else { TraceText::Plain(f) })
+}
+
+impl Read for TraceText {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            TraceText::Plain(f) => f.read(buf),
+            TraceText::Gz(d) => match d.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+                r => r,
+            },
+        }
+    }
+}
+
 /// First meaningful line looks like a liballprof trace (a comment or an MPI call).
 fn looks_like_trace(path: &Path) -> bool {
-    let Ok(f) = fs::File::open(path) else { return false };
+    let Ok(f) = open_text(path) else { return false };
     for line in BufReader::new(f).split(b'\n').take(50) {
         let Ok(line) = line else { return false };
         let t = line.trim_ascii();
@@ -186,7 +218,7 @@ fn from_dir(d: &Path) -> Result<TraceSet> {
         }
     }
     if found.is_empty() {
-        if let Some(n) = names.iter().find(|n| is_lap2(n) || n.ends_with(".gz")) {
+        if let Some(n) = names.iter().find(|n| is_lap2(n) || n.ends_with(".bz2") || n.ends_with(".xz")) {
             reject_unsupported(&d.join(n), n)?;
         }
         return Err(Error::in_file(
@@ -247,6 +279,36 @@ mod tests {
         fs::remove_file(dir.join("app-05.txt")).unwrap();
         let e = discover(dir.to_str().unwrap()).unwrap_err();
         assert!(e.to_string().contains("app-05.txt: missing"), "{e}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reads_compressed_rank_files_and_their_truncated_streams() {
+        use flate2::{write::GzEncoder, Compression};
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("latitude-gz-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let text = b"#@ latitude-trace 1\n\nMPI_Init:-:1:2:3.000\nMPI_Finalize:4.000:-\n#@ end finalize\n";
+        for r in 0..2 {
+            let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+            e.write_all(text).unwrap();
+            fs::write(dir.join(format!("pmpi-trace-rank-{r}.txt.gz")), e.finish().unwrap()).unwrap();
+        }
+        let s = discover(dir.to_str().unwrap()).unwrap();
+        assert_eq!((s.files.len(), s.pattern.as_str()), (2, "pmpi-trace-rank-<r>.txt.gz"));
+        let mut got = Vec::new();
+        open_text(&s.files[1]).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, text);
+        // A killed rank: the stream stops after a sync flush, without the gzip trailer.
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(&text[..40]).unwrap();
+        e.flush().unwrap();
+        let cut = dir.join("cut.txt.gz");
+        fs::write(&cut, e.get_ref()).unwrap();
+        got.clear();
+        open_text(&cut).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, &text[..40]);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -18,6 +18,6 @@ mod times;
 pub use calls::{known_calls, Call, CollCall, Completion, P2p, SendMode};
 pub use ext::{CommDef, Ext, Header, Polls, Status};
 pub use fields::{CommArg, Time};
-pub use files::{discover, TraceSet};
+pub use files::{discover, open_text, TraceSet, TraceText};
 pub use reader::{RankReader, Record};
 pub use times::{call_times, RankTimes};

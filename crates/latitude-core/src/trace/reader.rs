@@ -2,12 +2,13 @@
 //! line together with the `#@` extension lines that follow it. Holds one line of lookahead,
 //! never the file.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 
 use super::calls::{parse_call, plausible_name, Call};
 use super::ext::{parse_line, Ext, Header, Line};
 use super::fields::{Fields, Time};
+use super::files::{open_text, TraceText};
 use super::ledger::Ledger;
 use crate::error::{Error, Result};
 use crate::text::{read_line, shown, size_text, Line as TextLine};
@@ -40,7 +41,7 @@ impl Record {
     }
 }
 
-pub struct RankReader<R: Read = File> {
+pub struct RankReader<R: Read = TraceText> {
     path: String,
     src: BufReader<R>,
     line_no: u64,
@@ -60,13 +61,14 @@ pub struct RankReader<R: Read = File> {
     ledger: Ledger,
 }
 
-impl RankReader<File> {
-    pub fn open(path: &str) -> Result<RankReader<File>> {
-        let f = File::open(path).map_err(|e| Error::io(path, &e))?;
+impl RankReader<TraceText> {
+    /// A rank file, plain or gzip-compressed.
+    pub fn open(path: &str) -> Result<RankReader<TraceText>> {
         // Only a regular file ends: the zeros of a device or pipe may never stop.
-        if !f.metadata().is_ok_and(|m| m.is_file()) {
+        if !std::fs::metadata(path).map_err(|e| Error::io(path, &e))?.is_file() {
             return Err(Error::in_file(path, "not a regular file; expected a liballprof trace file"));
         }
+        let f = open_text(Path::new(path)).map_err(|e| Error::io(path, &e))?;
         RankReader::new(f, path)
     }
 }

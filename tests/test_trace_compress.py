@@ -1,0 +1,78 @@
+"""Compressed traces (`latitude trace --compress`): the tracer deflates each rank's records into
+`pmpi-trace-rank-N.txt.gz`; every command reads them as they are, `gunzip` gives the plain
+liballprof files (the same bytes a Schedgen user reads), and a rank killed outright keeps the
+records of the blocks flushed before the kill."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+
+import pytest
+import tracecheck
+from conftest import run_cli
+from latitude import tracer
+from tracetools import HAVE_MPICH, assert_counts_match, deterministic, mpich, ompi, run, trace
+
+
+def _gunzip_dir(src, dest):
+    dest.mkdir()
+    for f in sorted(src.glob("*.txt.gz")):
+        (dest / f.name[: -len(".gz")]).write_bytes(gzip.decompress(f.read_bytes()))
+
+
+def test_compressed_trace_reads_as_the_plain_one(ompi_apps, tmp_path):
+    """The polling program traced compressed: smaller, a whole gzip file per rank, every call
+    accounted for, and `schedule` gives the same graph from the .gz files as from their
+    gunzipped text."""
+    launch = [*ompi(2), ompi_apps / "polls", "--iters", "400", "--work", "50", "--report-calls"]
+    plain = run(launch)
+    gz = tmp_path / "gz"
+    traced = trace(gz, launch, opts=("--compress",))
+    assert deterministic(traced.stdout) == deterministic(plain.stdout)
+    files = sorted(p.name for p in gz.iterdir())
+    assert files == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
+    assert_counts_match(gz, traced.stdout, 2)  # tracecheck parses the decompressed text
+    text = tmp_path / "text"
+    _gunzip_dir(gz, text)
+    assert sum(f.stat().st_size for f in text.iterdir()) > 3 * sum(f.stat().st_size for f in gz.iterdir())
+    a = json.loads(run_cli("schedule", gz, "--json").stdout)
+    b = json.loads(run_cli("schedule", text, "--json").stdout)
+    assert a["graph"] == b["graph"] and a["graph"]["messages"] > 2 * 400
+    # the summary `latitude trace` prints counts the compressed bytes and every call
+    s, t = tracer.summarize(gz), tracer.summarize(text)
+    assert (s.calls, s.folded_polls, s.endings) == (t.calls, t.folded_polls, t.endings)
+    assert s.bytes == sum(f.stat().st_size for f in gz.iterdir()) < t.bytes
+    assert tracer.traced_runtime_ns(gz) == tracer.traced_runtime_ns(text)
+    # the rank-0 file names the trace too, and the cached graph sees the compressed files
+    one = json.loads(run_cli("predict", gz / "pmpi-trace-rank-0.txt.gz", "--json").stdout)
+    assert one["runtime_ns"] > 0
+
+
+def test_repair_of_a_killed_compressed_rank(tmp_path):
+    """A killed rank's stream stops after its last flushed block (no gzip trailer): repair()
+    keeps its complete lines, drops the unfinished one and closes the file with "#@ end
+    killed", as a whole gzip file."""
+    text = b"#@ latitude-trace 1\n\nMPI_Init:-:1:2:5.000\nMPI_Barrier:6.000:1,0,2:7.000\nMPI_Bar"
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    f = tmp_path / "pmpi-trace-rank-0.txt.gz"
+    f.write_bytes(z.compress(text) + z.flush(zlib.Z_SYNC_FLUSH))  # what the tracer left
+    with tracer.open_trace(f) as fh:
+        assert fh.read() == text  # the truncated stream reads up to its end
+    assert tracer.repair(f)
+    assert gzip.decompress(f.read_bytes()) == text[: text.rfind(b"\n") + 1] + b"#@ end killed\n"
+    assert not tracer.repair(f)  # complete now
+
+
+@pytest.mark.skipif(not HAVE_MPICH, reason="MPICH not installed")
+def test_mpich_abort_compressed(mpich_apps, tmp_path):
+    """Hydra kills the other rank with SIGKILL: its compressed file holds its header and the
+    blocks flushed before (a 64 KiB buffer flushes often), and `latitude trace` closes it."""
+    launch = [*mpich(2), mpich_apps / "faults", "--mode", "abort", "--after", "3"]
+    trace(tmp_path, launch, check=False, opts=("--compress", "--buffer", "64KiB"))
+    traces, errors = tracecheck.check([str(tmp_path)])
+    assert not errors, errors[:10]
+    ends = sorted(t.end for t in traces)
+    assert ends[0] == "abort 3" and ends[1] in ("killed", "signal 15", "signal 9"), ends
+    assert all(t.header["latitude-trace"] == "1" for t in traces)
