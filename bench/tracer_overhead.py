@@ -6,7 +6,9 @@ Each app runs --runs times in each mode, the modes interleaved (so load drifts h
 alike); the table shows medians of the app's own timed region ("elapsed_s", between two
 barriers after setup; LAMMPS: its "Loop time"; HPCC: the whole run) and of the whole
 launcher run (wall x: traced / plain), calls and bytes per call of the trace, and bytes per
-message of the graph the trace schedules into. The apps are the motif apps, apps/polls (a
+message of the graph the trace schedules into. A third mode traces compressed (`latitude trace
+--compress`): its wall ratio (gz x) and bytes per message (gz B/msg) show what the deflating
+costs and saves. The apps are the motif apps, apps/polls (a
 polling loop as HPCC's RandomAccess makes), and where installed Debian's LAMMPS, HPCC
 (N = 1000, P x Q = 1 x 2) and Quantum ESPRESSO (pw.x, bulk Si). 2 ranks by default (the
 machine is shared with builds: keep it small, repeat).
@@ -82,27 +84,48 @@ def messages(tracedir: Path) -> int:
 
 
 def measure(
-    app: Path, args: list[str], launch: list[str], family: str, lib: Path, tracedir: Path, runs: int, cwd=None
+    app: Path,
+    args: list[str],
+    launch: list[str],
+    family: str,
+    lib: Path,
+    tracedir: Path,
+    runs: int,
+    cwd=None,
+    compressed: bool = True,
 ) -> dict:
     argv = [*launch, str(app), *args]  # app: a path, or a command name such as lmp
-    trace_env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(tracedir / "pmpi-trace-rank-")}
-    traced_cmd, traced_env = tracer.launch_command(argv, family, trace_env)
-    plain_env = dict(os.environ)
-    times = {"plain": [], "traced": []}
+    gzdir = tracedir.with_name(tracedir.name + "-gz")
+    gzdir.mkdir(exist_ok=True)
+    cmds = {"plain": (argv, dict(os.environ))}
+    for mode, d, extra in (("traced", tracedir, {}), ("gz", gzdir, {"LATITUDE_TRACE_COMPRESS": "1"})):
+        env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(d / "pmpi-trace-rank-"), **extra}
+        cmds[mode] = tracer.launch_command(argv, family, env)
+    modes = ("plain", "traced", "gz") if compressed else ("plain", "traced")
+    times = {m: [] for m in modes}
+    dirs = {"traced": tracedir, "gz": gzdir}
     for i in range(runs):
-        order = ("plain", "traced") if i % 2 == 0 else ("traced", "plain")
+        order = modes[i % len(modes) :] + modes[: i % len(modes)]  # each mode first in turn
         for mode in order:
-            if mode == "plain":
-                times[mode].append(run_once(argv, plain_env, cwd))
-            else:
-                for f in tracer.trace_files(tracedir):
-                    f.unlink()
-                times[mode].append(run_once(traced_cmd, traced_env, cwd))
+            for f in tracer.trace_files(dirs[mode]) if mode in dirs else []:
+                f.unlink()
+            times[mode].append(run_once(*cmds[mode], cwd))
     s = tracer.summarize(tracedir)
     nmsg = messages(tracedir)
+    gz_bytes = tracer.summarize(gzdir).bytes if compressed else 0
     med = {m: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for m, v in times.items()}
-    # runs i of both modes are adjacent in time: their ratio sees the same machine load
+    # runs i of all modes are adjacent in time: their ratio sees the same machine load
     paired = statistics.median(t[0] / p[0] for p, t in zip(times["plain"], times["traced"]))
+    gz = (
+        {
+            "gz_wall_ratio": med["gz"][1] / med["plain"][1],
+            "gz_wall_ratio_paired": statistics.median(t[1] / p[1] for p, t in zip(times["plain"], times["gz"])),
+            "gz_bytes": gz_bytes,
+            "gz_bytes_per_message": gz_bytes / nmsg if nmsg else 0.0,
+        }
+        if compressed
+        else {}
+    )
     return {
         "app": app.name,
         "args": " ".join(args),
@@ -123,6 +146,7 @@ def measure(
         "messages": nmsg,
         "bytes_per_message": s.bytes / nmsg if nmsg else 0.0,
         "runs": runs,
+        **gz,
         "samples": times,
     }
 
@@ -133,7 +157,7 @@ PER_CALL = ("persistent", ["--n", "64", "--halo", "1", "--iters", "200000"])
 
 def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path, runs: int) -> tuple[float, int]:
     tracedir.mkdir(exist_ok=True)
-    r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs)
+    r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs, compressed=False)
     diff = statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"], r["samples"]["traced"]))
     return diff / r["calls"] * 1e9, r["calls"]
 
@@ -151,7 +175,8 @@ def label(r: dict) -> str:
 def print_table(rows: list[dict]) -> None:
     head = (
         f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
-        f"{'wall_ovh':>9} {'wall x':>7} {'expected':>9} {'calls':>10} {'calls/s':>9} {'B/call':>7} {'B/msg':>7}"
+        f"{'wall_ovh':>9} {'wall x':>7} {'expected':>9} {'calls':>10} {'calls/s':>9} {'B/call':>7} {'B/msg':>7} "
+        f"{'gz x':>6} {'gz B/msg':>8}"
     )
     print(head)
     print("-" * len(head))
@@ -161,7 +186,8 @@ def print_table(rows: list[dict]) -> None:
             f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
             f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
             f"{r['wall_overhead_pct']:8.1f}% {r['wall_ratio']:7.3f} {r.get('expected_pct', 0):8.2f}% {r['calls']:10d} "
-            f"{rate:9.0f} {r['bytes_per_call']:7.1f} {r['bytes_per_message']:7.1f}"
+            f"{rate:9.0f} {r['bytes_per_call']:7.1f} {r['bytes_per_message']:7.1f} "
+            f"{r.get('gz_wall_ratio', 0):6.3f} {r.get('gz_bytes_per_message', 0):8.1f}"
         )
 
 
@@ -217,7 +243,8 @@ def main() -> int:
         "median of the per-pair ratios (run i with / run i without, adjacent in time); "
         "wall_ovh / wall x: of the medians of the whole launcher run; expected: calls/s per rank x "
         "cost per call; calls/s: per rank (polls folded into '#@ polls' records count); B/msg: trace "
-        "bytes per message of the scheduled graph"
+        "bytes per message of the scheduled graph; gz x / gz B/msg: the same for a compressed trace "
+        "(latitude trace --compress)"
     )
     print_table(rows)
     print(
