@@ -13,7 +13,7 @@
  * every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by default here), not
  * up to its last record as a mapped trace does. */
 #define _GNU_SOURCE
-#include "lt.h"
+#include "lt_buf.h"
 
 #include <zlib.h>
 
@@ -32,7 +32,7 @@ static char *map_base;            /* the mapping (page aligned) when mapped */
 static size_t map_len, win_size;
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
-static int gz;          /* deflating into the file (lt.gz) */
+static int deflating; /* a compressed trace (lt.gz) whose stream zs is open */
 static z_stream zs;
 
 /* Signals that end the run are blocked while buf/used/win_off change together. */
@@ -111,9 +111,9 @@ int lt_buf_open(size_t size)
     win_size = size;
     win_off = 0;
     lt.used = 0;
-    gz = lt.gz && deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    deflating = lt.gz && deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
     const char *m = getenv("LATITUDE_TRACE_MMAP");
-    if (!gz && !(m && *m == '0') && map_at(0, 0) == 0) {
+    if (!deflating && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
         return 0;
     }
@@ -141,7 +141,7 @@ static char *advance(size_t partial, size_t need)
         }
         lt.used = 0; /* the partial record is already in the file pages now mapped */
     } else {
-        if (gz) {
+        if (deflating) {
             gz_write(lt.buf, lt.used, Z_SYNC_FLUSH); /* moves win_off to the file's end */
         } else {
             write_all(lt.buf, lt.used, win_off);
@@ -193,7 +193,7 @@ void lt_buf_end(const char *reason, size_t n)
         munmap(map_base, map_len);
         map_base = NULL;
         ftruncate(fd, (off_t)(end + tn));
-    } else if (gz) {
+    } else if (deflating) {
         lt.fd = fd;
         gz_write(lt.buf, lt.used, Z_NO_FLUSH);
         gz_write(tail, tn, Z_FINISH); /* the stream is not freed: the run is ending */

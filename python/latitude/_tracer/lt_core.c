@@ -14,72 +14,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-struct lt_state lt = {.fd = -1};
-
-/* recursive: tracking tables lock too, also while a record is open */
-static pthread_mutex_t mtx = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 #define NSIGS (int)(sizeof(sigs) / sizeof(sigs[0]))
 static struct sigaction old_act[NSIGS];
-
-void lt_lock_mt(void) { pthread_mutex_lock(&mtx); }
-
-void lt_unlock_mt(void) { pthread_mutex_unlock(&mtx); }
-
-/* ---- numbers ---- */
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* v < 10^8 written backwards ending at e; returns its first digit */
-static inline char *u32_back(char *e, uint32_t v)
-{
-    while (v >= 100) {
-        unsigned i = (v % 100) * 2;
-        v /= 100;
-        *--e = digit_pairs[i + 1];
-        *--e = digit_pairs[i];
-    }
-    if (v >= 10) {
-        *--e = digit_pairs[v * 2 + 1];
-        *--e = digit_pairs[v * 2];
-    } else {
-        *--e = (char)('0' + v);
-    }
-    return e;
-}
-
-static inline int u32_digits(uint32_t v)
-{
-    return v < 10000 ? (v < 100 ? 1 + (v >= 10) : 3 + (v >= 1000))
-                     : (v < 1000000 ? 5 + (v >= 100000) : 7 + (v >= 10000000));
-}
-
-/* exactly 8 digits (zero padded) of v < 10^8 at p */
-static inline void u32_8(char *p, uint32_t v)
-{
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(p, digit_pairs + (hi / 100) * 2, 2);
-    memcpy(p + 2, digit_pairs + (hi % 100) * 2, 2);
-    memcpy(p + 4, digit_pairs + (lo / 100) * 2, 2);
-    memcpy(p + 6, digit_pairs + (lo % 100) * 2, 2);
-}
-
-/* Decimal formatting on the hot path: 32-bit arithmetic in blocks of 8 digits, written in
- * place (no temporary copy). */
-char *lt_u64(char *p, uint64_t v)
-{
-    if (v < 100000000) {
-        char *e = p + u32_digits((uint32_t)v);
-        u32_back(e, (uint32_t)v);
-        return e;
-    }
-    uint64_t hi = v / 100000000;
-    p = lt_u64(p, hi);
-    u32_8(p, (uint32_t)(v - hi * 100000000));
-    return p + 8;
-}
 
 void lt_finish(const char *reason)
 {
@@ -276,8 +213,8 @@ void lt_start(int thread_multiple)
     PMPI_Comm_size(MPI_COMM_WORLD, &lt.size);
     lt.mt = thread_multiple;
     lt.pid = getpid();
-    const char *gz = getenv("LATITUDE_TRACE_COMPRESS");
-    lt.gz = gz && *gz && *gz != '0';
+    const char *compress = getenv("LATITUDE_TRACE_COMPRESS");
+    lt.gz = compress && *compress && *compress != '0';
     char path[4096];
     trace_path(path, sizeof path);
     lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,6 +1,6 @@
 /* A small open-addressing hash map uint64 -> uint64 (linear probing, backward-shift delete),
  * for the tracer's tables of communicators and outstanding requests. */
-#include "lt.h"
+#include "lt_map.h"
 
 #include <stdlib.h>
 

@@ -21,7 +21,8 @@
  * converted to the trace's CLOCK_MONOTONIC ns with a rate measured from MPI_Init on (a clock
  * pair read at each conversion) and never go below the last time written, so the trace stays
  * in order. */
-#include "lt.h"
+#include "lt_buf.h"
+#include "lt_poll.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
