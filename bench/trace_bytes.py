@@ -91,6 +91,7 @@ def breakdown(tracedir: Path) -> tuple[collections.Counter, collections.Counter]
 
 
 def messages(tracedir: Path) -> int:
+    """Messages of the graph the trace schedules into (point-to-point and inside collectives)."""
     out = subprocess.run(
         [sys.executable, "-m", "latitude", "schedule", str(tracedir), "--json"],
         capture_output=True,

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "tests"))
 import realapps  # noqa: E402  (the HPCC and QE inputs the tests use)
 from latitude import tracer  # noqa: E402
+from trace_bytes import messages  # noqa: E402  (messages of the scheduled graph)
 
 # app, arguments sized for ~0.3-1 s of timed region on 2 ranks of a small machine
 CASES = [
@@ -70,17 +71,6 @@ def run_once(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[float,
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
     m = TIMED.search(proc.stderr + proc.stdout)
     return (float(next(g for g in m.groups() if g)) if m else wall), wall
-
-
-def messages(tracedir: Path) -> int:
-    """Messages of the graph the trace schedules into (point-to-point and inside collectives)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "latitude", "schedule", str(tracedir), "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
-    )
-    return json.loads(out.stdout)["graph"]["messages"] if out.returncode == 0 else 0
 
 
 def measure(
