@@ -15,8 +15,6 @@
 #define _GNU_SOURCE
 #include "lt_buf.h"
 
-#include <zlib.h>
-
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,8 +30,7 @@ static char *map_base;            /* the mapping (page aligned) when mapped */
 static size_t map_len, win_size;
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
-static int deflating; /* a compressed trace (lt.gz) whose stream zs is open */
-static z_stream zs;
+static int deflating; /* a compressed trace (lt.gz) whose stream is open */
 
 /* Signals that end the run are blocked while buf/used/win_off change together. */
 static void block(sigset_t *old)
@@ -59,6 +56,17 @@ static void write_all(const char *b, size_t n, uint64_t off)
     }
 }
 
+#ifdef LT_HAVE_ZLIB
+#include <zlib.h>
+static z_stream zs;
+
+int lt_buf_can_compress(void) { return 1; }
+
+static int gz_open(void)
+{
+    return deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+}
+
 /* Deflate n bytes of b into the file (flush: Z_SYNC_FLUSH or Z_FINISH). No allocation after
  * deflateInit2, so the signal handlers may call it too. */
 static void gz_write(const char *b, size_t n, int flush)
@@ -76,6 +84,19 @@ static void gz_write(const char *b, size_t n, int flush)
         win_off += have;
     } while (zs.avail_out == 0);
 }
+#else /* built without zlib's header: compressed traces are written plain (lt_core.c says so) */
+#define Z_NO_FLUSH 0
+#define Z_SYNC_FLUSH 0
+#define Z_FINISH 0
+int lt_buf_can_compress(void) { return 0; }
+static int gz_open(void) { return 0; }
+static void gz_write(const char *b, size_t n, int flush)
+{
+    (void)b;
+    (void)n;
+    (void)flush;
+}
+#endif
 
 /* Map the window that starts at file offset pos, with room for `need` bytes. */
 static int map_at(uint64_t pos, size_t need)
@@ -111,7 +132,7 @@ int lt_buf_open(size_t size)
     win_size = size;
     win_off = 0;
     lt.used = 0;
-    deflating = lt.gz && deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    deflating = lt.gz && gz_open();
     const char *m = getenv("LATITUDE_TRACE_MMAP");
     if (!deflating && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
