@@ -76,3 +76,18 @@ def test_mpich_abort_compressed(mpich_apps, tmp_path):
     ends = sorted(t.end for t in traces)
     assert ends[0] == "abort 3" and ends[1] in ("killed", "signal 15", "signal 9"), ends
     assert all(t.header["latitude-trace"] == "1" for t in traces)
+
+
+def test_open_trace_reads_gzip_members_in_chunks(tmp_path):
+    """A file of several gzip members (`cat a.gz b.gz`), larger than one read, reads whole; the
+    progress count is the compressed size."""
+    text = b"".join(b"MPI_Barrier:%d.000:1,0,2:%d.500\n" % (i, i) for i in range(100_000))
+    f = tmp_path / "pmpi-trace-rank-0.txt.gz"
+    f.write_bytes(gzip.compress(text[:1_000_001]) + gzip.compress(text[1_000_001:]))
+    with tracer.open_trace(f) as fh:
+        assert fh.read() == text
+        assert fh.raw.consumed == f.stat().st_size
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(text)
+    with tracer.open_trace(plain) as fh:  # not compressed: the file itself
+        assert fh.read() == text

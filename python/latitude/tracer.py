@@ -357,12 +357,14 @@ class _Gunzip(io.RawIOBase):
 
     def readinto(self, b) -> int:
         while not self._out:
-            chunk = self._z.unconsumed_tail or self._z.unused_data or self._f.read(1 << 20)
+            if self._z.eof:  # the next gzip member starts after this one
+                chunk, self._z = self._z.unused_data, zlib.decompressobj(wbits=31)
+            else:
+                chunk = self._z.unconsumed_tail  # output held back by the size limit
             if not chunk:
-                return 0
-            if self._z.eof:  # the next gzip member
-                self._z = zlib.decompressobj(wbits=31)
-            elif not self._z.unconsumed_tail:
+                chunk = self._f.read(1 << 20)
+                if not chunk:
+                    return 0
                 self.consumed += len(chunk)
             try:
                 self._out = self._z.decompress(chunk, 1 << 20)
