@@ -145,11 +145,19 @@ def measure(
 PER_CALL = ("persistent", ["--n", "64", "--halo", "1", "--iters", "200000"])
 
 
-def per_call_ns(app: Path, launcher: str, family: str, lib: Path, tracedir: Path, runs: int) -> tuple[float, int]:
+def per_call_ns(
+    app: Path, launcher: str, family: str, lib: Path, tracedir: Path, runs: int
+) -> tuple[float, float, int]:
+    """The cost of one traced call, plain and compressed trace (ns), and the calls measured."""
     tracedir.mkdir(exist_ok=True)
-    r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs, compressed=False)
-    diff = statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"], r["samples"]["traced"]))
-    return diff / r["calls"] * 1e9, r["calls"]
+    r = measure(app, PER_CALL[1], [launcher, "-np", "1"], family, lib, tracedir, runs)
+    cost = {
+        mode: statistics.median(t[0] - p[0] for p, t in zip(r["samples"]["plain"], r["samples"][mode]))
+        / r["calls"]
+        * 1e9
+        for mode in ("traced", "gz")
+    }
+    return cost["traced"], cost["gz"], r["calls"]
 
 
 def label(r: dict) -> str:
@@ -224,7 +232,7 @@ def main() -> int:
             tracedir.mkdir()
             rows.append(measure(app, args, launch, family, lib, tracedir, a.runs, cwd))
             print(f"  {label(rows[-1])}: {rows[-1]['overhead_pct']:+.1f} %", file=sys.stderr)
-        cost, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib, Path(tmp) / "percall", a.runs)
+        cost, cost_gz, n = per_call_ns(apps / PER_CALL[0], a.launcher, family, lib, Path(tmp) / "percall", a.runs)
     for r in rows:  # calls/s per rank x cost per call; ranks run in parallel
         r["expected_pct"] = 100 * r["calls"] / r["ranks"] * cost * 1e-9 / r["plain_s"]
     print(
@@ -238,7 +246,7 @@ def main() -> int:
     )
     print_table(rows)
     print(
-        f"cost per traced call: {cost:.0f} ns (1 rank, {PER_CALL[0]} "
+        f"cost per traced call: {cost:.0f} ns, {cost_gz:.0f} ns compressed (1 rank, {PER_CALL[0]} "
         f"{' '.join(PER_CALL[1])}, {n} calls, median of {a.runs} paired runs)"
     )
     if a.json:
