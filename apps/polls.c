@@ -9,7 +9,8 @@
  * cancelled, a wildcard receive is cancelled and freed without waiting, and a send nobody
  * receives is cancelled (if the MPI cannot cancel it, the next rank is told so and receives it).
  * --mode iprobe (HPL's panel broadcast): rank 0 polls MPI_Iprobe between chunks of work until
- * a message from any rank arrives, then receives it; the others send one each per round.
+ * a message from any rank arrives, then receives it; the others send one each per round,
+ * after rank 0's go for that round.
  * stdout is deterministic; "elapsed_s" (the timed loop) goes to stderr. */
 #include "common.h"
 
@@ -116,15 +117,19 @@ static void mode_test(MPI_Comm comm, int rank, int size, long iters, long w)
         printf("polls test: %d ranks, %ld messages each, checksum %ld, receives cancelled %d\n", size, iters, all, ok);
 }
 
-/* HPL: rank 0 polls MPI_Iprobe between chunks of work until a message arrives. */
+/* HPL: rank 0 polls MPI_Iprobe between chunks of work until a message arrives. Each round
+ * starts with rank 0's go to the others, so a sender never runs rounds ahead (on a loaded
+ * machine it did, and every probe found its message already there: nothing was polled). */
 static void mode_iprobe(MPI_Comm comm, int rank, int size, long iters, long w)
 {
     long checksum = 0;
-    int flag, v;
+    int flag, v, go = 1;
     MPI_Status st;
     app_timer_start(comm);
     for (long i = 0; i < iters; i++) {
         if (rank == 0) {
+            for (int k = 1; k < size; k++)
+                C(MPI_Send)(&go, 1, MPI_INT, k, 6, comm);
             for (int k = 1; k < size; k++) {
                 do {
                     work(w);
@@ -134,6 +139,7 @@ static void mode_iprobe(MPI_Comm comm, int rank, int size, long iters, long w)
                 checksum += v;
             }
         } else {
+            C(MPI_Recv)(&go, 1, MPI_INT, 0, 6, comm, MPI_STATUS_IGNORE);
             work(w * 50); /* the others compute longer: rank 0 polls */
             v = (int)(rank * 1000 + i);
             C(MPI_Send)(&v, 1, MPI_INT, 0, 5, comm);
