@@ -12,6 +12,7 @@ pub mod predict;
 pub mod rational;
 pub mod tolerance;
 pub mod walk;
+mod width;
 
 pub use path::{summarize, PathSummary, Step, StepKind};
 pub use plan::Plan;

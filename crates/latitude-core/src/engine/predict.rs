@@ -18,10 +18,14 @@
 //! terms (whatever parameters a pair's latency is made of): at a tie the critical path
 //! follows the candidate with the larger count, then the lower index. That path's messages
 //! per pair of ranks are the pairwise sensitivities (`pairs.rs`).
+//!
+//! The pass runs in i64 times and u32 slopes, checking every addition, and again in i128
+//! and u64 only if something did not fit (`width.rs`): the same results, half the bytes.
 
 use super::path::{backtrack, summarize, PathSummary, Step};
 use super::plan::Plan;
 use super::walk::{walk, Domain, NO_TERM};
+use super::width::{Narrow, Scaled, Wide, Width};
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, NONE};
 use crate::model::{Affine, Lin, Model, Point, MAXP};
@@ -30,43 +34,45 @@ use crate::net::Routes;
 /// A time with the largest slopes of the paths attaining it (per parameter, and in the count
 /// of message-latency terms), and whether some of those paths have other slopes (then the
 /// smallest ones differ and need the second pass).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tv<const K: usize> {
-    pub t: i128,
-    pub lat: u64,
-    pub mixed: bool,
-    pub hi: [u64; K],
+#[derive(Clone, Copy, Debug)]
+struct Tv<const K: usize, W: Width> {
+    t: W::T,
+    lat: W::S,
+    hi: [W::S; K],
+    mixed: bool,
 }
 
-impl<const K: usize> Tv<K> {
-    const ZERO: Tv<K> = Tv { t: 0, lat: 0, mixed: false, hi: [0; K] };
+impl<const K: usize, W: Width> Tv<K, W> {
+    fn zero() -> Tv<K, W> {
+        Tv { t: Default::default(), lat: Default::default(), hi: [Default::default(); K], mixed: false }
+    }
 }
 
 /// The pass computing T, the right derivatives and the critical path.
-struct Full<const K: usize> {
-    pt: Point,
-    scale: i128,
-    best: Option<Tv<K>>,
+struct Full<const K: usize, W: Width> {
+    pt: Scaled<W::T>,
+    best: Option<Tv<K, W>>,
     best_v: u32,
+    over: bool,
 }
 
-impl<const K: usize> Domain for Full<K> {
-    type Val = Tv<K>;
-    fn zero(&mut self) -> Tv<K> {
-        Tv::ZERO
+impl<const K: usize, W: Width> Domain for Full<K, W> {
+    type Val = Tv<K, W>;
+    fn zero(&mut self) -> Tv<K, W> {
+        Tv::zero()
     }
     #[inline(always)]
-    fn add(&mut self, x: &Tv<K>, a: &Lin) -> Tv<K> {
+    fn add(&mut self, x: &Tv<K, W>, a: &Lin) -> Tv<K, W> {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
     #[inline(always)]
-    fn add_to(&mut self, r: &mut Tv<K>, a: &Lin) {
-        add_cost(&mut r.t, &mut r.hi, &mut r.lat, a, &self.pt, self.scale);
+    fn add_to(&mut self, r: &mut Tv<K, W>, a: &Lin) {
+        W::add(&mut r.t, &mut r.hi, &mut r.lat, a, &self.pt, &mut self.over);
     }
     #[inline(always)]
-    fn max(&mut self, c: &[Tv<K>]) -> (Tv<K>, usize) {
+    fn max(&mut self, c: &[Tv<K, W>]) -> (Tv<K, W>, usize) {
         let mut best = c[0];
         let mut win = 0;
         for (i, x) in c.iter().enumerate().skip(1) {
@@ -82,7 +88,7 @@ impl<const K: usize> Domain for Full<K> {
         }
         (best, win)
     }
-    fn end(&mut self, v: u32, e: &Tv<K>) {
+    fn end(&mut self, v: u32, e: &Tv<K, W>) {
         match &mut self.best {
             None => {
                 self.best = Some(*e);
@@ -100,24 +106,15 @@ impl<const K: usize> Domain for Full<K> {
             }
         }
     }
-}
-
-/// One affine cost added to a time, its slopes (the largest in the first pass, the smallest
-/// in the second: adding is the same for both) and its count of message-latency terms.
-#[inline(always)]
-fn add_cost<const K: usize>(t: &mut i128, slopes: &mut [u64; K], lat: &mut u64, a: &Lin, pt: &Point, scale: i128) {
-    *t += a.c * scale;
-    for i in 0..a.n as usize {
-        let (k, ak) = (a.k[i] as usize, a.a[i]);
-        *t += ak as i128 * pt.theta[k];
-        slopes[k] += ak;
+    /// A narrow pass that overflowed stops at the next collection (its results are void).
+    fn collect(&mut self, _live: &mut [[Tv<K, W>; 2]]) -> bool {
+        !self.over
     }
-    *lat += a.lat;
 }
 
 /// Combine two values of equal time: the largest slopes, and whether the paths differ.
 #[inline]
-fn tie<const K: usize>(b: &mut Tv<K>, x: &Tv<K>) {
+fn tie<const K: usize, W: Width>(b: &mut Tv<K, W>, x: &Tv<K, W>) {
     b.mixed |= x.mixed || x.lat != b.lat || x.hi != b.hi;
     b.lat = b.lat.max(x.lat);
     for k in 0..K {
@@ -127,21 +124,21 @@ fn tie<const K: usize>(b: &mut Tv<K>, x: &Tv<K>) {
 
 /// The second pass, run only when paths of different slopes tie somewhere on the way to T:
 /// the smallest slopes (left derivatives). Same times as the first pass.
-struct Left<const K: usize> {
-    pt: Point,
-    scale: i128,
-    best: Option<Lo<K>>,
+struct Left<const K: usize, W: Width> {
+    pt: Scaled<W::T>,
+    best: Option<Lo<K, W>>,
+    over: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Lo<const K: usize> {
-    t: i128,
-    lat: u64,
-    lo: [u64; K],
+struct Lo<const K: usize, W: Width> {
+    t: W::T,
+    lat: W::S,
+    lo: [W::S; K],
 }
 
-impl<const K: usize> Lo<K> {
-    fn tie(&mut self, x: &Lo<K>) {
+impl<const K: usize, W: Width> Lo<K, W> {
+    fn tie(&mut self, x: &Lo<K, W>) {
         self.lat = self.lat.min(x.lat);
         for k in 0..K {
             self.lo[k] = self.lo[k].min(x.lo[k]);
@@ -149,23 +146,23 @@ impl<const K: usize> Lo<K> {
     }
 }
 
-impl<const K: usize> Domain for Left<K> {
-    type Val = Lo<K>;
-    fn zero(&mut self) -> Lo<K> {
-        Lo { t: 0, lat: 0, lo: [0; K] }
+impl<const K: usize, W: Width> Domain for Left<K, W> {
+    type Val = Lo<K, W>;
+    fn zero(&mut self) -> Lo<K, W> {
+        Lo { t: Default::default(), lat: Default::default(), lo: [Default::default(); K] }
     }
     #[inline]
-    fn add(&mut self, x: &Lo<K>, a: &Lin) -> Lo<K> {
+    fn add(&mut self, x: &Lo<K, W>, a: &Lin) -> Lo<K, W> {
         let mut r = *x;
         self.add_to(&mut r, a);
         r
     }
     #[inline]
-    fn add_to(&mut self, r: &mut Lo<K>, a: &Lin) {
-        add_cost(&mut r.t, &mut r.lo, &mut r.lat, a, &self.pt, self.scale);
+    fn add_to(&mut self, r: &mut Lo<K, W>, a: &Lin) {
+        W::add(&mut r.t, &mut r.lo, &mut r.lat, a, &self.pt, &mut self.over);
     }
     #[inline]
-    fn max(&mut self, c: &[Lo<K>]) -> (Lo<K>, usize) {
+    fn max(&mut self, c: &[Lo<K, W>]) -> (Lo<K, W>, usize) {
         let mut best = c[0];
         for x in &c[1..] {
             if x.t > best.t {
@@ -176,13 +173,16 @@ impl<const K: usize> Domain for Left<K> {
         }
         (best, 0)
     }
-    fn end(&mut self, _v: u32, e: &Lo<K>) {
+    fn end(&mut self, _v: u32, e: &Lo<K, W>) {
         match &mut self.best {
             None => self.best = Some(*e),
             Some(b) if e.t > b.t => *b = *e,
             Some(b) if e.t == b.t => b.tie(e),
             _ => {}
         }
+    }
+    fn collect(&mut self, _live: &mut [[Lo<K, W>; 2]]) -> bool {
+        !self.over
     }
 }
 
@@ -247,30 +247,114 @@ pub fn predict<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Point) -> Re
     }
 }
 
+/// The narrow pass first; the wide one if the point or a time or slope does not fit.
 fn run<const K: usize, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Point) -> Result<Prediction> {
-    let mut dom = Full::<K> { pt: *pt, scale: pt.scale(), best: None, best_v: NONE };
+    if let Some(p) = run_in::<K, Narrow, R>(g, plan, net, pt) {
+        return Ok(p);
+    }
+    Ok(run_in::<K, Wide, R>(g, plan, net, pt).expect("the wide pass cannot overflow after Plan::check"))
+}
+
+/// One prediction in width `W`; None if it overflowed.
+fn run_in<const K: usize, W: Width, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Point) -> Option<Prediction> {
+    let scaled = W::point(pt)?;
+    let mut dom = Full::<K, W> { pt: scaled, best: None, best_v: NONE, over: false };
     let mut rec = vec![NO_TERM; g.len()];
     walk(g, plan, net, &mut dom, Some(&mut rec));
-    let best = dom.best.unwrap_or(Tv::ZERO);
+    if dom.over {
+        return None;
+    }
+    let best = dom.best.unwrap_or(Tv::zero());
     let path = if g.is_empty() { Vec::new() } else { backtrack(g, plan, &rec, dom.best_v) };
     // Left derivatives: the right ones unless paths of other slopes tie on the way to T.
     let (left, lat_left) = if best.mixed {
-        let mut lo = Left::<K> { pt: *pt, scale: pt.scale(), best: None };
+        let mut lo = Left::<K, W> { pt: scaled, best: None, over: false };
         walk(g, plan, net, &mut lo, None);
+        if lo.over {
+            return None;
+        }
         let b = lo.best.expect("the first pass found an end");
         (b.lo, b.lat)
     } else {
         (best.hi, best.lat)
     };
-    Ok(Prediction {
+    let wide = |s: &[W::S]| s[..pt.n.min(K)].iter().map(|&x| W::slope(x)).collect::<Vec<u64>>();
+    Some(Prediction {
         point: *pt,
-        t: best.t,
-        right: best.hi[..pt.n.min(K)].to_vec(),
-        left: left[..pt.n.min(K)].to_vec(),
-        lat_right: best.lat,
-        lat_left,
+        t: W::time(best.t),
+        right: wide(&best.hi),
+        left: wide(&left),
+        lat_right: W::slope(best.lat),
+        lat_left: W::slope(lat_left),
         path,
         last: dom.best_v,
         model: plan.model,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::random::{random_graph, RandomSpec};
+    use crate::gen::Rng;
+    use crate::graph::{GraphBuilder, Op};
+    use crate::model::Protocol;
+    use crate::net::Flat;
+
+    fn same(a: &Prediction, b: &Prediction, what: &str) {
+        assert_eq!((a.t, &a.right, &a.left, a.lat_right, a.lat_left, a.last), (b.t, &b.right, &b.left, b.lat_right, b.lat_left, b.last), "{what}");
+        let steps = |p: &Prediction| p.path.iter().map(|s| (s.vertex, s.kind, s.cost)).collect::<Vec<_>>();
+        assert_eq!(steps(a), steps(b), "{what}: critical path");
+    }
+
+    /// The narrow pass gives the wide pass's results bit for bit, ties and left derivatives
+    /// included (calcs of 0 or 10 ns and small parameters make paths of different slopes tie).
+    #[test]
+    fn narrow_pass_equals_wide_pass() {
+        let mut rng = Rng::new(21);
+        let mut mixed = 0;
+        for seed in 0..150 {
+            let spec = RandomSpec {
+                ranks: 2 + rng.below(5) as u32,
+                rounds: 1 + rng.below(8) as u32,
+                seed,
+                max_calc: [0, 10, 5000][rng.below(3) as usize],
+                ..Default::default()
+            };
+            let g0 = random_graph(&spec).unwrap();
+            for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
+                let model = Model { protocol, eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize], nic_serialization: rng.below(2) == 1, classes: None };
+                let mut g = g0.clone();
+                let plan = Plan::prepare(&mut g, model).unwrap();
+                let vals = [rng.below(30) as f64, rng.below(5) as f64, rng.below(3) as f64, [0.0, 1.0][rng.below(2) as usize], 0.0];
+                let pt = Point::from_ns(&vals).unwrap();
+                let narrow = run_in::<5, Narrow, Flat>(&g, &plan, &Flat, &pt).expect("small values fit the narrow pass");
+                let wide = run_in::<5, Wide, Flat>(&g, &plan, &Flat, &pt).unwrap();
+                same(&narrow, &wide, &format!("seed {seed}, {model:?}, {vals:?}"));
+                mixed += (narrow.left != narrow.right) as usize;
+            }
+        }
+        assert!(mixed > 0, "no case had different left and right derivatives");
+    }
+
+    /// A runtime past i64 ticks (~9.2 s) overflows the narrow pass; the prediction is then the
+    /// wide pass's, exact.
+    #[test]
+    fn a_time_past_i64_falls_back_to_the_wide_pass() {
+        let mut b = GraphBuilder::new(2);
+        let c = b.add(0, Op::calc(6_000_000_000)).unwrap();
+        let s = b.add(0, Op::send(8, 1, 0)).unwrap();
+        let r = b.add(1, Op::recv(8, 0, 0)).unwrap();
+        let d = b.add(1, Op::calc(4_000_000_000)).unwrap();
+        b.requires(s, c).unwrap();
+        b.requires(d, r).unwrap();
+        let mut g = b.finish().unwrap();
+        let plan = Plan::prepare(&mut g, Model::default()).unwrap();
+        let pt = Point::from_ns(&[3000.0, 1500.0, 0.0, 6.0, 0.0]).unwrap();
+        assert!(run_in::<5, Narrow, Flat>(&g, &plan, &Flat, &pt).is_none());
+        let p = predict(&g, &plan, &Flat, &pt).unwrap();
+        let expect = (10_000_000_000i128 + 3000 + 2 * 1500 + 7 * 6) * crate::model::TICKS_PER_NS;
+        assert_eq!((p.t, p.right[0], p.right[3]), (expect, 1, 7));
+        same(&p, &run_in::<5, Wide, Flat>(&g, &plan, &Flat, &pt).unwrap(), "fallback");
+    }
 }

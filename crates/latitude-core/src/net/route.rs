@@ -20,10 +20,13 @@ impl<const N: usize> Default for Terms<N> {
 }
 
 impl<const N: usize> Terms<N> {
-    /// One parameter with coefficient 1.
-    pub fn param(k: usize) -> Self {
-        let mut t = Self::default();
-        t.add(k, 1);
+    /// One parameter with coefficient 1 (built in place: the flat network's route is made
+    /// for every message of a pass).
+    #[inline]
+    pub const fn param(k: usize) -> Self {
+        let mut t = Terms { c: 0, n: 1, k: [0; N], a: [0; N] };
+        t.k[0] = k as u16;
+        t.a[0] = 1;
         t
     }
     /// Add a·θ_k (merging with an existing term of k). Panics past N distinct terms
