@@ -16,7 +16,6 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from latitude import trace_cache
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.graph import LGRAPH_MAGIC, Graph, Prediction
@@ -76,6 +75,14 @@ def _is_trace(path: str, head: bytes | None) -> bool:
     return first.startswith(b"#") or first.startswith(b"MPI_")
 
 
+def _load_trace(path: str, o: LoadOptions) -> Graph:
+    """A trace's graph, from the user's cache while the trace is unchanged (latitude.trace_cache,
+    imported here: start-up of the commands on a GOAL or .lgraph file does not pay for it)."""
+    from latitude import trace_cache
+
+    return (trace_cache.load if o.trace_cache else Graph.from_trace)(path, o.schedule, o.progress)
+
+
 def _is_lgraph(path: str, head: bytes | None) -> bool:
     """Latitude's binary graph, by its magic bytes (whatever the file's name)."""
     return head is not None and head.startswith(LGRAPH_MAGIC)
@@ -96,7 +103,7 @@ KINDS: list[InputKind] = [
     InputKind(
         "trace",
         _is_trace,
-        lambda path, o: (trace_cache.load if o.trace_cache else Graph.from_trace)(path, o.schedule, o.progress),
+        _load_trace,
     ),
     InputKind(
         "goal",

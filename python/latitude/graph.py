@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from latitude import _core, analysis, lp
+from latitude import _core
 from latitude.errors import InputError
 from latitude.formats import foreign
 from latitude.jobs import job_source
@@ -28,6 +28,7 @@ from latitude.traces import ScheduleOptions, trace_bytes
 from latitude.units import fmt_size, fmt_time
 
 if TYPE_CHECKING:
+    from latitude import lp
     from latitude.decomposition import Decomposition
     from latitude.pairs import Pairs
 
@@ -334,6 +335,8 @@ class Graph:
         """The LLAMP LP (Algorithm 1) at `params`, ready to solve with HiGHS or export: one
         column per named parameter, or with `pairwise` one latency and one gap column per
         pair of ranks that talk (the LLAMP paper's App. I)."""
+        from latitude import lp  # start-up only the LP pays (ctypes, the solver's lookup)
+
         return lp.build(self._h, _params(params, kw), pairwise)
 
     def simulate(self, params: Params | None = None, options=None, record: bool = False, **kw):
@@ -375,6 +378,8 @@ class Graph:
             from latitude import lp_analysis  # numpy: start-up only the LP method pays
 
             return lp_analysis.sensitivity(self._h, p, param, lo, hi, step, max_seconds)
+        from latitude import analysis  # start-up only the sweeps pay (fractions, dataclasses)
+
         return analysis.sensitivity(self._h, p, param, lo, hi, step)
 
     def tolerance(
@@ -396,6 +401,8 @@ class Graph:
             from latitude import lp_analysis  # numpy: start-up only the LP method pays
 
             return lp_analysis.tolerance(self._h, p, param, list(pcts), baseline, max_seconds)
+        from latitude import analysis  # start-up only the sweeps pay (fractions, dataclasses)
+
         return analysis.tolerance(self._h, p, param, list(pcts), baseline)
 
     def tolerance_map(
@@ -412,6 +419,8 @@ class Graph:
         (default L and G; the ranges are theirs, in that order; see
         latitude.analysis.tolerance_map)."""
         p = _params(params, kw)
+        from latitude import analysis  # start-up only the sweeps pay (fractions, dataclasses)
+
         return analysis.tolerance_map(self._h, p, l_range, g_range, list(pcts), resolution, axes)
 
 

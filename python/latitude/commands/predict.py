@@ -29,11 +29,12 @@ def traced_run_check(graph, predicted_ns: float):
     """For a trace: how the traced run went (latitude.traced_run) and a warning if the
     prediction falls short of it for a reason the trace shows (a disturbed run). The
     analysis reads the whole trace: it is kept with the trace's cached graph."""
-    from latitude import traced_run
     from latitude.api import sniff
 
     if sniff(graph.path).name != "trace":
         return None, None
+    from latitude import traced_run  # after the sniff: a GOAL or .lgraph does not pay for it
+
     entry = graph.cache_entry
     known, stored = entry.remembered("traced_run") if entry else (False, None)
     if known:
