@@ -3,6 +3,7 @@
 `latitude predict/tolerance/sensitivity` end to end on bench/scale.py's stencil workload.
 
     flock -x /work/.quiet.lock python3 bench/load_bench.py [--sizes 1e6,1e7,1e8] [--repeat 3] [--binary-only 1e8]
+    python3 bench/load_bench.py --instructions 1e6 [--dir DIR]   # callgrind instruction counts instead
 
 Per size, in fresh processes (wall time, median of --repeat; peak RSS = the child's
 ru_maxrss), with every file in the page cache:
@@ -159,6 +160,42 @@ def bench_size(n: float, work: str, repeat: int, have_loggopsim: bool, text: boo
     return r
 
 
+def instructions(n: float, work: str) -> None:
+    """Instruction counts of `predict --json` on the .lgraph of size n under callgrind (the VM
+    has no hardware counters; counts are deterministic where wall times under load are not):
+    the whole process and its parts, as docs/benchmarks.md's profile table lists them."""
+    if not shutil.which("valgrind"):
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    job = os.path.join(work, f"stencil-{n:.0e}.job")
+    lgraph = job[:-4] + ".lgraph"
+    if not os.path.exists(lgraph):
+        with open(job, "w") as f:
+            f.write(job_text(n))
+        run(LAT + ["generate", job, "-o", lgraph])
+    out = os.path.join(work, "callgrind.out")
+    # The interpreter itself, not a wrapper script (pyenv's shims are shell scripts).
+    python = subprocess.run([sys.executable, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python.stdout.strip(), *LAT[1:]]
+    subprocess.run(cmd + ["predict", lgraph, *MODEL, "--json"], env=ENV, check=True, capture_output=True)
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True).stdout
+    total = int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", ann).group(1).replace(",", ""))
+    # Functions (inclusive counts, summed); the checks and checksums run on two threads.
+    parts = {
+        "engine pass (engine::predict)": [r"engine::predict::predict"],
+        "checks of the mapped file (ops, locals, dependencies)": [r"lgraph::check::(?:ops|locals|dependencies)"],
+        "checksums (XXH3)": [r"lgraph::read::verify_checksums::\{\{closure\}\}"],
+        "plan: sinks": [r"engine::plan::sinks"],
+    }
+    print(f"`predict --json` on the stencil {n:.0e} .lgraph, callgrind: {total / 1e6:,.0f} M instructions")
+    for name, patterns in parts.items():
+        found = {}
+        for pattern in patterns:
+            for count, fn in re.findall(r"^\s*([\d,]+) \([^)]*\)\s+\S*?:(\S*" + pattern + r") \[", ann, re.M):
+                found[fn] = max(found.get(fn, 0), int(count.replace(",", "")))
+        print(f"  {name}: {sum(found.values()) / 1e6:,.0f} M")
+    os.remove(out)
+
+
 def table(rows: list, startup_s: float) -> None:
     mb = 1e6
     print(
@@ -204,10 +241,23 @@ def main() -> None:
         "default 1e8, '' for none)",
     )
     ap.add_argument("--dir", metavar="DIR", help="keep job, GOAL and .lgraph files here (reused when present)")
+    ap.add_argument(
+        "--instructions",
+        metavar="SIZE",
+        help="instead of timing: instruction counts of `predict` on that size's .lgraph under callgrind (e.g. 1e6)",
+    )
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         (child_load if a.child[0] == "load" else child_memory)(a.child[1])
+        return
+    if a.instructions:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "python", "latitude")], check=True)
+        work = a.dir or tempfile.mkdtemp(prefix="latitude-load-")
+        os.makedirs(work, exist_ok=True)
+        instructions(float(a.instructions), work)
+        if not a.dir:
+            shutil.rmtree(work)
         return
     have_loggopsim = bool(os.environ.get("LATITUDE_LOGGOPSIM"))
     if not have_loggopsim:

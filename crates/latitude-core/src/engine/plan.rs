@@ -62,7 +62,15 @@ impl Plan {
                 (slot.into(), nslots)
             }
         };
-        let ((slot, nslots), ((calc_total, coeff_total), sink)) = crate::parallel::join(g.len() > 1 << 16, slots, || (cost_bounds(g), sinks(g)));
+        let par = g.len() > 1 << 16;
+        let ((slot, nslots), sink, (calc_total, coeff_total)) = if g.slots.is_some() && gap_prev.is_empty() {
+            // Stored slots are a read: the sinks take its thread.
+            let (((slot, nslots), sink), bounds) = crate::parallel::join(par, || (slots(), sinks(g)), || cost_bounds(g));
+            ((slot, nslots), sink, bounds)
+        } else {
+            let (slots, (bounds, sink)) = crate::parallel::join(par, slots, || (cost_bounds(g), sinks(g)));
+            (slots, sink, bounds)
+        };
         Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total })
     }
 

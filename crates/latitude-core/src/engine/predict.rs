@@ -281,7 +281,7 @@ fn run_in<const K: usize, W: Width, R: Routes>(g: &ExecGraph, plan: &Plan, net: 
     let wide = |s: &[W::S]| s[..pt.n.min(K)].iter().map(|&x| W::slope(x)).collect::<Vec<u64>>();
     Some(Prediction {
         point: *pt,
-        t: W::time(best.t),
+        t: W::time(best.t, &scaled),
         right: wide(&best.hi),
         left: wide(&left),
         lat_right: W::slope(best.lat),
@@ -326,7 +326,7 @@ mod tests {
                 let model = Model { protocol, eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize], nic_serialization: rng.below(2) == 1, classes: None };
                 let mut g = g0.clone();
                 let plan = Plan::prepare(&mut g, model).unwrap();
-                let vals = [rng.below(30) as f64, rng.below(5) as f64, rng.below(3) as f64, [0.0, 1.0][rng.below(2) as usize], 0.0];
+                let vals = [rng.below(30) as f64, rng.below(5) as f64, rng.below(3) as f64, [0.0, 1.0, 0.018][rng.below(3) as usize], 0.0];
                 let pt = Point::from_ns(&vals).unwrap();
                 let narrow = run_in::<5, Narrow, Flat>(&g, &plan, &Flat, &pt).expect("small values fit the narrow pass");
                 let wide = run_in::<5, Wide, Flat>(&g, &plan, &Flat, &pt).unwrap();
@@ -337,8 +337,8 @@ mod tests {
         assert!(mixed > 0, "no case had different left and right derivatives");
     }
 
-    /// A runtime past i64 ticks (~9.2 s) overflows the narrow pass; the prediction is then the
-    /// wide pass's, exact.
+    /// A runtime past i64 units overflows the narrow pass (here: 10⁻⁹ ns parameters make the
+    /// unit one tick, and the runtime is 10 s); the prediction is then the wide pass's, exact.
     #[test]
     fn a_time_past_i64_falls_back_to_the_wide_pass() {
         let mut b = GraphBuilder::new(2);
@@ -350,10 +350,10 @@ mod tests {
         b.requires(d, r).unwrap();
         let mut g = b.finish().unwrap();
         let plan = Plan::prepare(&mut g, Model::default()).unwrap();
-        let pt = Point::from_ns(&[3000.0, 1500.0, 0.0, 6.0, 0.0]).unwrap();
+        let pt = Point::from_ns(&[3000.0, 1500.0, 0.0, 6.000000001, 0.0]).unwrap();
         assert!(run_in::<5, Narrow, Flat>(&g, &plan, &Flat, &pt).is_none());
         let p = predict(&g, &plan, &Flat, &pt).unwrap();
-        let expect = (10_000_000_000i128 + 3000 + 2 * 1500 + 7 * 6) * crate::model::TICKS_PER_NS;
+        let expect = (10_000_000_000i128 + 3000 + 2 * 1500 + 7 * 6) * crate::model::TICKS_PER_NS + 7;
         assert_eq!((p.t, p.right[0], p.right[3]), (expect, 1, 7));
         same(&p, &run_in::<5, Wide, Flat>(&g, &plan, &Flat, &pt).unwrap(), "fallback");
     }
