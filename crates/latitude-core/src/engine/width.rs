@@ -63,7 +63,7 @@ impl Width for Narrow {
     type T = i64;
     type S = u32;
     fn point(pt: &Point) -> Option<Scaled<i64>> {
-        let ns = TICKS_PER_NS.checked_mul(pt.scale())?;
+        let ns = TICKS_PER_NS.checked_mul(pt.scale()).filter(|&ns| ns > 0)?;
         let unit = pt.theta.iter().fold(ns, |d, &x| gcd(d, x));
         let mut theta = [0i64; MAXP];
         for (t, &x) in theta.iter_mut().zip(&pt.theta) {
@@ -73,8 +73,12 @@ impl Width for Narrow {
     }
     #[inline(always)]
     fn add(t: &mut i64, slopes: &mut [u32], lat: &mut u32, a: &Lin, pt: &Scaled<i64>, over: &mut bool) {
-        const NS: i64 = TICKS_PER_NS as i64;
-        let c = i64::try_from(a.c).ok().filter(|c| c % NS == 0).and_then(|c| (c / NS).checked_mul(pt.scale));
+        // Whole ns of the constant (a calc over 9.2 s takes the 128-bit division).
+        let whole_ns = match i64::try_from(a.c) {
+            Ok(c) => (c % TICKS_PER_NS as i64 == 0).then_some(c / TICKS_PER_NS as i64),
+            Err(_) => (a.c % TICKS_PER_NS == 0).then(|| i64::try_from(a.c / TICKS_PER_NS).ok()).flatten(),
+        };
+        let c = whole_ns.and_then(|c| c.checked_mul(pt.scale));
         let mut x = c.and_then(|c| t.checked_add(c));
         for i in 0..a.n as usize {
             let (k, ak) = (a.k[i] as usize, a.a[i]);
@@ -147,6 +151,10 @@ mod tests {
         assert_eq!((Narrow::time(tn, &n), ln as u64), (tw, lw));
         assert_eq!(n.unit, 1_000_000_000, "whole-ns parameters: the unit is one ns");
         assert_eq!(sn.map(|s| s as u64), sw);
+        // A calc of 20 s (past i64 ticks) is 2·10¹⁰ units of one ns.
+        let (t0, mut ok) = (tn, false);
+        Narrow::add(&mut tn, &mut sn, &mut ln, &Lin::constant(20_000_000_000), &n, &mut ok);
+        assert!(!ok && tn - t0 == 20_000_000_000);
         // A time past i64 units, a constant that is not a whole ns, a slope past u32, a
         // coefficient past u32: each is noticed.
         let mut big = Lin::constant(u64::MAX / 2);
