@@ -88,7 +88,7 @@ def damaged(tmp_path, how: str) -> str:
     [
         ("truncated", "truncated .lgraph file"),
         ("flipped", "corrupted .lgraph file (checksum mismatch"),
-        ("version", "format version 9; this Latitude reads version 2"),
+        ("version", "format version 9; this Latitude reads version 3"),
         ("table", "corrupted .lgraph file (header checksum mismatch)"),
     ],
 )

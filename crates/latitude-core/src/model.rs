@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! calc c:           E = S + c
+//! calc c copying s: E = S + c + b(s)·O                    (a collective's local copy)
 //! eager send u:     E(u) = S(u) + o + b(s)·O              arrival a = S(u) + o + L + b(s)·G
 //! eager recv v:     E(v) = max(S(v), a) + o + b(s)·O
 //! rendezvous (s > S), protocol `handshake` (LLAMP paper, App. B / Fig. 14; default):
@@ -227,6 +228,11 @@ pub mod cost {
     pub fn loggopsim_recv() -> Affine {
         sum(&[term(p::O_MSG, 1)])
     }
+    /// A local copy of s bytes on the CPU (a collective's own block): b(s)·O, the per-byte
+    /// cost of the eager copy (the calc that copies adds it to its own duration).
+    pub fn copy(s: u64) -> Affine {
+        sum(&[term(p::O_BYTE, b(s))])
+    }
     /// NIC occupancy of a send in trace order: g + b(s)·G.
     pub fn nic_gap(s: u64) -> Affine {
         sum(&[term(p::G_MSG, 1), term(p::G_BYTE, b(s))])
@@ -347,6 +353,13 @@ impl Lin {
     #[inline]
     pub fn constant(c_ns: u64) -> Lin {
         Lin { c: c_ns as i128 * TICKS_PER_NS, ..Lin::ZERO }
+    }
+    /// A calc: c ns of computation plus a local copy of s bytes, c + b(s)·O (`cost::copy`).
+    #[inline]
+    pub fn calc(c_ns: u64, copy: u64) -> Lin {
+        let mut l = Lin::constant(c_ns);
+        l.push(p::O_BYTE as u16, b(copy));
+        l
     }
     #[inline]
     pub fn terms(&self) -> impl Iterator<Item = (usize, u64)> + '_ {

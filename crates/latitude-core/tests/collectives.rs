@@ -429,7 +429,8 @@ fn single_rank_and_bad_arguments() {
     for (kind, alg) in all_pairs() {
         let c = RankCall::new(kind, 1, 0, 100);
         emit(alg, &c, &mut g).unwrap();
-        assert!(g.ops.iter().all(|op| matches!(op, latitude_core::collectives::POp::Calc { .. })), "{kind:?} {alg:?} on one rank sends");
+        use latitude_core::collectives::POp;
+        assert!(g.ops.iter().all(|op| matches!(op, POp::Calc { .. } | POp::Copy { .. })), "{kind:?} {alg:?} on one rank sends");
     }
     assert!(emit(A::Ring, &RankCall::new(K::Bcast, 4, 0, 1), &mut g).unwrap_err().contains("no algorithm"));
     assert!(emit(A::Binomial, &RankCall::new(K::Bcast, 4, 4, 1), &mut g).unwrap_err().contains("outside"));
@@ -459,4 +460,43 @@ fn emit_blocking_all_chains_after_each_rank() {
     let pr = predict(&g, &plan, &Flat, &Point::from_ns(&[1000.0, 0.0, 0.0, 0.0, 0.0]).unwrap()).unwrap();
     // The slowest rank (800 ns) starts the last round-1 exchange; 3 rounds of L follow.
     assert_eq!(pr.runtime_ns(), 800.0 + 3.0 * 1000.0);
+}
+
+/// The own-block copies MPI libraries make (docs/collectives.md, "Local copies"): alltoall(v)
+/// and allgather(v) on every rank, gather(v)/scatter(v) at the root only, none for the other
+/// collectives, Schedgen's variants or `none`; the copy is op 0 and every other op without a
+/// predecessor requires it, so the algorithm starts after it.
+#[test]
+fn own_block_copies_come_first() {
+    use latitude_core::collectives::POp;
+    use latitude_core::graph::Dep;
+    let mut g = Prog::new();
+    for (kind, alg) in all_pairs().into_iter().chain([(K::Alltoall, A::None), (K::Gather, A::None)]) {
+        for me in 0..4 {
+            let blocks = [10u64, 20, 30, 40];
+            let mut c = RankCall { root: 2, ..RankCall::new(kind, 4, me, 100) };
+            if matches!(kind, K::Alltoallv | K::Allgatherv | K::Gatherv | K::Scatterv) && (me == 2 || matches!(kind, K::Alltoallv | K::Allgatherv)) {
+                c.blocks = &blocks;
+            }
+            emit(alg, &c, &mut g).unwrap();
+            let copies: Vec<u64> = g.ops.iter().filter_map(|op| if let POp::Copy { bytes } = op { Some(*bytes) } else { None }).collect();
+            let own = if c.blocks.is_empty() { 100 } else { blocks[me as usize] };
+            let want = match (kind, alg) {
+                (_, A::Schedgen | A::None) => vec![],
+                (K::Alltoall | K::Alltoallv | K::Allgather | K::Allgatherv, _) => vec![own],
+                (K::Gather | K::Gatherv | K::Scatter | K::Scatterv, _) if me == 2 => vec![own],
+                _ => vec![],
+            };
+            assert_eq!(copies, want, "{kind:?} {alg:?} rank {me}");
+            if want.is_empty() {
+                continue;
+            }
+            assert_eq!(g.ops[0], POp::Copy { bytes: own }, "{kind:?} {alg:?}: the copy comes first");
+            for i in 1..g.ops.len() as u32 {
+                let preds: Vec<_> = g.deps.iter().filter(|d| d.0 == i).collect();
+                assert!(!preds.is_empty(), "{kind:?} {alg:?} op {i} does not wait for the copy");
+                assert!(preds.iter().all(|d| d.1 < i && (d.1 != 0 || d.2 == Dep::Requires)), "{kind:?} {alg:?} op {i}");
+            }
+        }
+    }
 }

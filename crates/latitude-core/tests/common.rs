@@ -102,7 +102,7 @@ impl<'a> Reference<'a> {
         let sv = self.start(v);
         let (o, l, gb, ob) = (p::O_MSG, p::L, p::G_BYTE, p::O_BYTE);
         let e = match g.kind(v) {
-            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit,
+            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit + b(g.copy(v)) as i128 * self.pt.theta[ob],
             kind => {
                 let (u, r) = if kind == Kind::Send { (v, g.partner(v)) } else { (g.partner(v), v) };
                 let s = g.val(u);

@@ -66,6 +66,8 @@ fn random_specs(n: u64) -> impl Iterator<Item = RandomSpec> {
             max_calc: [0, 10, 5000][r.below(3) as usize],
             p_nonblocking: r.unit(),
             p_extra_edge: r.unit() * 0.5,
+            // every third graph has computations that copy (collectives' own blocks)
+            p_copy: if seed % 3 == 2 { 0.3 } else { 0.0 },
             ..Default::default()
         }
     })

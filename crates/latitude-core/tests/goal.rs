@@ -5,12 +5,13 @@ use latitude_core::goal::{read_goal_from, write_goal_to};
 use latitude_core::graph::{Dep, ExecGraph, Kind, ANY};
 
 /// A canonical, order-independent description: per rank, per op in source order.
-fn canonical(g: &ExecGraph) -> Vec<(u32, u32, Kind, u64, u32, u32, u16, u16, Vec<(u32, bool)>)> {
+#[allow(clippy::type_complexity)]
+fn canonical(g: &ExecGraph) -> Vec<(u32, u32, Kind, u64, u32, u32, u16, u16, Vec<(u32, bool)>, u64)> {
     let mut out = Vec::new();
     for v in 0..g.len() as u32 {
         let mut preds: Vec<(u32, bool)> = g.preds(v).map(|(p, d)| (g.local(p), d == Dep::Irequires)).collect();
         preds.sort_unstable();
-        out.push((g.rank(v), g.local(v), g.kind(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), preds));
+        out.push((g.rank(v), g.local(v), g.kind(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), preds, g.copy(v)));
     }
     out.sort_by_key(|x| (x.0, x.1));
     out
@@ -25,7 +26,8 @@ fn roundtrip(g: &ExecGraph) -> ExecGraph {
 #[test]
 fn read_write_read_is_identity_on_random_graphs() {
     for seed in 0..100 {
-        let g = random_graph(&RandomSpec { ranks: 1 + (seed % 7) as u32, rounds: 5, seed, ..Default::default() }).unwrap();
+        let p_copy = if seed % 2 == 1 { 0.3 } else { 0.0 };
+        let g = random_graph(&RandomSpec { ranks: 1 + (seed % 7) as u32, rounds: 5, seed, p_copy, ..Default::default() }).unwrap();
         let g2 = roundtrip(&g);
         assert_eq!(canonical(&g), canonical(&g2), "seed {seed}");
         let g3 = roundtrip(&g2);
@@ -105,4 +107,40 @@ fn hostile_text_is_refused_with_its_line() {
     // Control characters from the input are escaped in the message.
     let e = err(b"num_ranks 1\n\x1b[2Jboom\n");
     assert!(e.contains("'\\x1b[2Jboom'") && !e.contains('\x1b'), "{e}");
+}
+
+/// `//@copy Sb` annotates the calc after it (docs/graph-format.md): our reader gives that
+/// calc the copy, the writer puts it back, and text without annotations reads as before.
+#[test]
+fn copy_annotations_round_trip_and_misuse_names_its_line() {
+    let text = "num_ranks 1\nrank 0 {\n//@copy 2097152b\nl1: calc 0\n// an ordinary comment\nl2: calc 7\n//@copy 8b\nl3: calc 5 cpu 1\nl2 requires l1\nl3 requires l2\n}\n";
+    let g = read_goal_from(text.as_bytes(), "c.goal").unwrap();
+    let by_local: Vec<(u64, u64)> = {
+        let mut v: Vec<_> = (0..3).map(|v| (g.local(v), (g.val(v), g.copy(v)))).collect();
+        v.sort();
+        v.into_iter().map(|x| x.1).collect()
+    };
+    assert_eq!(by_local, vec![(0, 2097152), (7, 0), (5, 8)]);
+    assert!(g.has_copies());
+    let mut out = Vec::new();
+    write_goal_to(&g, &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("//@copy 2097152b\nl1: calc 0\nl2: calc 7\n//@copy 8b\nl3: calc 5 cpu 1\n"), "{out}");
+    assert_eq!(canonical(&g), canonical(&roundtrip(&g)));
+    // Without annotations nothing copies and the text is written as before.
+    let plain = read_goal_from(PINGPONG.as_bytes(), "pp.goal").unwrap();
+    assert!(!plain.has_copies());
+    let err = |text: &str| read_goal_from(text.as_bytes(), "h.goal").map(|_| ()).unwrap_err().to_string();
+    let e = err("num_ranks 2\nrank 0 {\n//@copy 8b\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\n}\n");
+    assert!(e.starts_with("h.goal:4: a send after '//@copy' (line 3): only a calc can copy bytes"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\nl1: calc 1\n//@copy 8b\n}\n");
+    assert!(e.starts_with("h.goal:4: '//@copy' is not followed by a calc in its rank block"), "{e}");
+    let e = err("num_ranks 1\n//@copy 8b\nrank 0 {\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:2: '//@copy' outside a rank block"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@copy 8\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:3: expected 'b' after the copy size"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@move 8b\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:3: expected 'copy' after '//@'"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@copy 8b\n//@copy 9b\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:4: a second '//@copy' before a calc (the one on line 3 has no calc yet)"), "{e}");
 }

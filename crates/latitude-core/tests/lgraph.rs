@@ -17,9 +17,10 @@ fn tmp(name: &str) -> String {
 }
 
 /// Every stored value at every position.
-fn fingerprint(g: &ExecGraph) -> Vec<(u8, u32, u32, u64, u32, u32, u16, u16, Vec<u32>, u32)> {
+#[allow(clippy::type_complexity)]
+fn fingerprint(g: &ExecGraph) -> Vec<(u8, u32, u32, u64, u32, u32, u16, u16, Vec<u32>, u32, u64)> {
     (0..g.len() as u32)
-        .map(|v| (g.kind(v) as u8, g.rank(v), g.local(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), g.preds_raw(v).to_vec(), g.partner(v)))
+        .map(|v| (g.kind(v) as u8, g.rank(v), g.local(v), g.val(v), g.peer(v), g.tag(v), g.cpu(v), g.nic(v), g.preds_raw(v).to_vec(), g.partner(v), g.copy(v)))
         .collect()
 }
 
@@ -30,7 +31,8 @@ fn goal_text(g: &ExecGraph) -> Vec<u8> {
 }
 
 fn random(seed: u64) -> ExecGraph {
-    let spec = RandomSpec { ranks: 1 + (seed % 9) as u32, rounds: 1 + (seed % 11) as u32, seed, unsafe_exchanges: seed % 3 == 1, ..Default::default() };
+    let p_copy = if seed % 4 == 3 { 0.4 } else { 0.0 };
+    let spec = RandomSpec { ranks: 1 + (seed % 9) as u32, rounds: 1 + (seed % 11) as u32, seed, unsafe_exchanges: seed % 3 == 1, p_copy, ..Default::default() };
     random_graph(&spec).unwrap()
 }
 
@@ -112,9 +114,12 @@ fn damaged_files_are_one_error_each() {
         let msg = err_of(&good[..len], "short.lgraph");
         assert!(msg.contains("truncated") || msg.contains("not an .lgraph"), "{len}: {msg}");
     }
-    let mut b = good.clone();
-    b[8] = 1; // before the engine's slots were stored
-    assert!(err_of(&b, "v1.lgraph").contains("format version 1; this Latitude reads version 2"));
+    for (v, why) in [(1, "before the engine's slots were stored"), (2, "before calcs could copy bytes")] {
+        let mut b = good.clone();
+        b[8] = v;
+        let msg = err_of(&b, "old.lgraph");
+        assert_eq!(msg, format!("written in .lgraph format version {v}; this Latitude reads version 3 (convert the GOAL file again)"), "{why}");
+    }
     let mut b = good.clone();
     b.extend_from_slice(&[0; 64]);
     assert!(err_of(&b, "long.lgraph").contains("corrupted"));

@@ -60,6 +60,8 @@ fn spec(seed: u64, p_nonblocking: f64) -> RandomSpec {
         max_calc: [0, 10, 5000][r.below(3) as usize],
         p_nonblocking,
         p_extra_edge: r.unit() * 0.5,
+        // every third graph has computations that copy (collectives' own blocks)
+        p_copy: if seed % 3 == 2 { 0.3 } else { 0.0 },
         ..Default::default()
     }
 }

@@ -131,7 +131,7 @@ impl Graph {
 
     /// A random MPI-like program (property tests, benches).
     #[staticmethod]
-    #[pyo3(signature = (ranks=4, rounds=6, seed=1, max_calc=5000, sizes=None, p_nonblocking=0.5, p_message=0.7, p_extra_edge=0.2, unsafe_exchanges=false))]
+    #[pyo3(signature = (ranks=4, rounds=6, seed=1, max_calc=5000, sizes=None, p_nonblocking=0.5, p_message=0.7, p_extra_edge=0.2, unsafe_exchanges=false, p_copy=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn random(
         py: Python<'_>,
@@ -144,8 +144,9 @@ impl Graph {
         p_message: f64,
         p_extra_edge: f64,
         unsafe_exchanges: bool,
+        p_copy: f64,
     ) -> PyResult<Graph> {
-        let mut spec = RandomSpec { ranks, rounds, seed, max_calc, p_nonblocking, p_message, p_extra_edge, unsafe_exchanges, ..Default::default() };
+        let mut spec = RandomSpec { ranks, rounds, seed, max_calc, p_nonblocking, p_message, p_extra_edge, unsafe_exchanges, p_copy, ..Default::default() };
         if let Some(s) = sizes {
             spec.sizes = s;
         }

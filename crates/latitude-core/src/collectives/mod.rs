@@ -385,7 +385,28 @@ pub fn emit(alg: Algorithm, c: &RankCall, g: &mut Prog) -> Result<(), String> {
         (K::Alltoall, A::Schedgen) => alltoall::linear(g, c),
         (k, a) => return Err(format!("{} has no algorithm {:?}", k.name(), a.name())),
     }
+    let own = own_copy(alg, c);
+    if own > 0 {
+        g.copy_first(own);
+    }
     Ok(())
+}
+
+/// Bytes of the rank's own block that the MPI library copies locally before the algorithm
+/// proper (docs/collectives.md, "Local copies"): alltoall(v) from the send to the receive
+/// buffer, allgather(v) into the receive buffer, gather(v)/scatter(v) at the root. Schedgen's
+/// graphs have no copies (its variants reproduce Schedgen), `none` models nothing, and a
+/// call with MPI_IN_PLACE (which the trace does not tell apart) is charged the copy too.
+pub fn own_copy(alg: Algorithm, c: &RankCall) -> u64 {
+    use CollKind as K;
+    if matches!(alg, A::None | A::Schedgen) {
+        return 0;
+    }
+    match c.kind {
+        K::Alltoall | K::Alltoallv | K::Allgather | K::Allgatherv => c.block(c.me),
+        K::Gather | K::Gatherv | K::Scatter | K::Scatterv if c.me == c.root => c.block(c.me),
+        _ => 0,
+    }
 }
 
 /// Where a placed program landed in the builder: ids of its start and end ops.
@@ -432,6 +453,7 @@ pub fn place(b: &mut GraphBuilder, g: &Prog, members: &[u32], me: u32, tag: u32,
             POp::Send { peer, bytes } => Op::send(bytes, world(peer)?, tag),
             POp::Recv { peer, bytes } => Op::recv(bytes, world(peer)?, tag),
             POp::Calc { ns } => Op::calc(ns),
+            POp::Copy { bytes } => Op::copy(bytes),
         };
         b.add(rank, op)?;
     }

@@ -13,9 +13,21 @@ pub type Id = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum POp {
-    Send { peer: u32, bytes: u64 },
-    Recv { peer: u32, bytes: u64 },
-    Calc { ns: u64 },
+    Send {
+        peer: u32,
+        bytes: u64,
+    },
+    Recv {
+        peer: u32,
+        bytes: u64,
+    },
+    Calc {
+        ns: u64,
+    },
+    /// A local copy of `bytes` on the rank's CPU (the rank's own block): a calc priced b·O.
+    Copy {
+        bytes: u64,
+    },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -63,6 +75,19 @@ impl Prog {
 
     pub fn calc(&mut self, ns: u64, after: &[Id]) -> Id {
         self.push(POp::Calc { ns }, after)
+    }
+
+    /// Put a local copy of `bytes` before the whole program: it becomes op 0 and every op
+    /// without a predecessor now requires it (MPI libraries copy the rank's own block first).
+    pub fn copy_first(&mut self, bytes: u64) {
+        let mut start = Vec::new();
+        self.boundary(&mut start, &mut Vec::new());
+        self.ops.insert(0, POp::Copy { bytes });
+        for d in self.deps.iter_mut() {
+            d.0 += 1;
+            d.1 += 1;
+        }
+        self.deps.extend(start.into_iter().map(|s| (s + 1, 0, Dep::Requires)));
     }
 
     pub fn requires(&mut self, a: Id, b: Id) {

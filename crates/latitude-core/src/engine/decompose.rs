@@ -19,6 +19,8 @@
 //! loggopsim send:     as the handshake send until the match E(u)
 //! loggopsim recv:     as eager recv, then stack o
 //! NIC gap:            bandwidth g + b·G (the NIC still busy with the previous send)
+//! calc copying s:     compute c, then stack b(s)·O (a collective's local copy: MPI time,
+//!                     so it is cut like a message op, not part of the computations' union)
 //! ```
 //!
 //! The sync pieces are the SST-macro MPI-time study's eqs. 1–2 (the receiver waits for the
@@ -189,7 +191,9 @@ impl<R: Routes> Ctx<'_, R> {
             return (0, parts);
         };
         let end = self.e[last as usize];
-        let mut calcs: Vec<u32> = ops.iter().copied().filter(|&v| self.g.kind(v) == Kind::Calc).collect();
+        // A calc that copies (a collective's own block) is MPI time: its copy is stack, so it
+        // lies in a gap like a message op rather than in the computations' union.
+        let mut calcs: Vec<u32> = ops.iter().copied().filter(|&v| self.g.kind(v) == Kind::Calc && self.g.copy(v) == 0).collect();
         calcs.sort_by_key(|&v| (self.s[v as usize], self.e[v as usize]));
         // Gaps between the union of the computations, each walked back from its right end.
         let (mut covered, mut from) = (0i128, NONE);
@@ -236,7 +240,7 @@ impl<R: Routes> Ctx<'_, R> {
                 }
                 // A computation inside a gap has no length (the gaps lie outside their
                 // union): pass through it.
-                if self.g.kind[v] != Kind::Calc {
+                if self.g.kind[v] != Kind::Calc || self.g.copy(v as u32) != 0 {
                     push(v, self.segments(v).as_slice(), self.e[v]);
                 }
                 at_end = false;
@@ -265,6 +269,11 @@ impl<R: Routes> Ctx<'_, R> {
     /// The ordered segments of message op v's interval (module comment).
     fn segments(&self, v: usize) -> Segs {
         let g = self.g;
+        if g.kind[v] == Kind::Calc {
+            // A copying calc: its own computation, then the copy b(s)·O (stack, like O).
+            let copy = b(g.copy(v as u32)) as i128 * self.pt.theta[p::O_BYTE];
+            return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.scale()), (Part::Stack, copy)]);
+        }
         let q = g.partner[v] as usize;
         let (u, r) = if g.kind[v] == Kind::Send { (v, q) } else { (q, v) };
         let size = g.val[u];
@@ -299,7 +308,7 @@ impl<R: Routes> Ctx<'_, R> {
                 s.extend(&[(Part::Stack, o), (Part::Latency, 2 * lat), (Part::Bandwidth, bg), (Part::Stack, o)]);
                 s
             }
-            (Kind::Calc, ..) => unreachable!("calc has no segments"),
+            (Kind::Calc, ..) => unreachable!("calcs return above"),
         };
         debug_assert_eq!(segs.as_slice().iter().map(|x| x.1).sum::<i128>(), self.e[v] - self.s[v], "segments of {}", g.describe(v as u32));
         segs

@@ -151,7 +151,7 @@ pub(crate) fn backtrack(g: &ExecGraph, plan: &Plan, rec: &[u32], last: u32) -> V
             let via = r & VIA_PARTNER != 0;
             let u = g.partner[v] as usize; // partner (if any)
             match g.kind[v] {
-                Kind::Calc => push(v as u32, StepKind::Calc, Affine::constant(g.val[v])),
+                Kind::Calc => push(v as u32, StepKind::Calc, Affine::constant(g.val[v]).plus(&cost::copy(g.copy(v as u32)))),
                 Kind::Send if model.is_eager(g.val[v]) => push(v as u32, StepKind::SendOverhead, cost::send_overhead(g.val[v])),
                 Kind::Send => {
                     let size = g.val[v];

@@ -134,6 +134,7 @@ fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM]) {
     for v in 0..g.len() {
         if g.kind[v] == Kind::Calc {
             calc += g.val[v] as f64;
+            a[p::O_BYTE] += g.copy(v as u32) as f64;
         } else {
             let bytes = g.val[v] as f64;
             a[p::L] += 4.0;

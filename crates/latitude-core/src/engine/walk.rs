@@ -123,7 +123,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
         if kind == Kind::Calc {
             // The most common op: its end in place, no pair to finish.
             store[sv][E] = s;
-            dom.add_to(&mut store[sv][E], &Lin::constant(g.val[v]));
+            dom.add_to(&mut store[sv][E], &Lin::calc(g.val[v], g.copy(v as u32)));
             dom.fixed(v as u32, Quantity::End, &store[sv][E]);
             if let Some(rec) = record.as_deref_mut() {
                 rec[v] = win;

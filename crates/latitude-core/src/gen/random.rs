@@ -25,6 +25,9 @@ pub struct RandomSpec {
     /// Allow blocking exchanges that rely on eager buffering (both sides send first):
     /// the graph is then valid for eager messages only.
     pub unsafe_exchanges: bool,
+    /// Probability that a computation also copies bytes (a size from `sizes`), as a
+    /// collective's own-block copy does; 0 draws nothing, so older graphs stay the same.
+    pub p_copy: f64,
 }
 
 impl Default for RandomSpec {
@@ -39,6 +42,7 @@ impl Default for RandomSpec {
             p_message: 0.7,
             p_extra_edge: 0.2,
             unsafe_exchanges: false,
+            p_copy: 0.0,
         }
     }
 }
@@ -82,7 +86,8 @@ impl Gen<'_> {
     }
     fn calc(&mut self, r: u32) -> u32 {
         let ns = self.rng.below(self.spec.max_calc + 1);
-        Self::ok(self.b.add(r, Op::calc(ns)))
+        let copy = if self.spec.p_copy > 0.0 && self.rng.chance(self.spec.p_copy) { self.size() } else { 0 };
+        Self::ok(self.b.add(r, Op { copy, ..Op::calc(ns) }))
     }
     fn size(&mut self) -> u64 {
         let s = &self.spec.sizes;

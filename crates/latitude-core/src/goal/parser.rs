@@ -75,6 +75,8 @@ pub(super) struct Parser {
     pub(super) in_comment: bool,
     comment_line: u64,
     pub(super) wide_tags: WideTags,
+    /// A `//@copy Sb` line waiting for its calc: (bytes, line).
+    pending_copy: Option<(u64, u64)>,
 }
 
 /// A cursor over one line.
@@ -140,6 +142,7 @@ impl Parser {
             in_comment: false,
             comment_line: 0,
             wide_tags: WideTags::default(),
+            pending_copy: None,
         }
     }
 
@@ -161,6 +164,9 @@ impl Parser {
                 }
             }
             c.ws();
+            if c.starts(b"//@") {
+                return self.pragma(&mut c);
+            }
             if c.at_end() || c.starts(b"//") {
                 return Ok(());
             }
@@ -210,7 +216,7 @@ impl Parser {
             let sign = if c.peek() == Some(b'-') { " (negative numbers other than -1 for a wildcard source/tag are not allowed)" } else { "" };
             return Err(self.err(format!("expected {what} (a non-negative integer), found {}{sign}", c.found())));
         }
-        if c.peek().is_some_and(is_ident) && what != "message size" {
+        if c.peek().is_some_and(is_ident) && what != "message size" && what != "copy size" {
             return Err(self.err(format!("expected {what} (an integer), found {}", c.found())));
         }
         Ok(v)
@@ -305,7 +311,33 @@ impl Parser {
         Ok(())
     }
 
+    /// `//@copy Sb`, Latitude's extension (docs/graph-format.md): the next op, a calc, also
+    /// copies S bytes on its CPU. A foreign reader sees a comment before an ordinary calc.
+    fn pragma(&mut self, c: &mut Cur) -> Result<()> {
+        c.i += 3;
+        if c.ident() != Some(b"copy") {
+            return Err(self.err(format!("expected 'copy' after '//@' (Latitude's only annotation: '//@copy 8b' before a calc), found {}", c.found())));
+        }
+        let bytes = self.int(c, "copy size")?;
+        if c.peek() != Some(b'b') {
+            return Err(self.err(format!("expected 'b' after the copy size (e.g. '//@copy 8b'), found {}", c.found())));
+        }
+        c.i += 1;
+        self.end_of_statement(c, || "a '//@copy' annotation".to_string())?;
+        if self.rank.is_none() {
+            return Err(self.err("'//@copy' outside a rank block (it annotates the calc that follows it)"));
+        }
+        if let Some((_, at)) = self.pending_copy {
+            return Err(self.err(format!("a second '//@copy' before a calc (the one on line {at} has no calc yet)")));
+        }
+        self.pending_copy = Some((bytes, self.line));
+        Ok(())
+    }
+
     fn close_block(&mut self) -> Result<()> {
+        if let Some((_, at)) = self.pending_copy {
+            return Err(Error::at(&self.name, at, "'//@copy' is not followed by a calc in its rank block"));
+        }
         if self.rank.take().is_none() {
             return Err(self.err("'}' without an open 'rank N {' block"));
         }
@@ -327,12 +359,16 @@ impl Parser {
             Kind::Calc => {
                 let ns = self.int(c, "calc duration")?;
                 let mut op = Op::calc(ns);
+                op.copy = self.pending_copy.take().map_or(0, |(bytes, _)| bytes);
                 if self.option(c, b"cpu")? {
                     op.cpu = self.small(c, "cpu index")?;
                 }
                 op
             }
             _ => {
+                if let Some((_, at)) = self.pending_copy {
+                    return Err(self.err(format!("a {} after '//@copy' (line {at}): only a calc can copy bytes", kind.name())));
+                }
                 let size = self.int(c, "message size")?;
                 c.ws();
                 if c.peek() != Some(b'b') || c.s.get(c.i + 1).is_some_and(|&x| is_ident(x)) {

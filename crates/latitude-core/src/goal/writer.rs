@@ -44,6 +44,12 @@ pub fn write_goal_to<W: Write>(g: &ExecGraph, w: &mut W) -> std::io::Result<()> 
 }
 
 fn write_op<W: Write>(g: &ExecGraph, v: u32, w: &mut W, num: &mut itoa::Buffer) -> std::io::Result<()> {
+    if g.copy(v) != 0 {
+        // Latitude's annotation (docs/graph-format.md): a comment to other readers.
+        w.write_all(b"//@copy ")?;
+        w.write_all(num.format(g.copy(v)).as_bytes())?;
+        w.write_all(b"b\n")?;
+    }
     w.write_all(b"l")?;
     w.write_all(num.format(g.local(v) + 1).as_bytes())?;
     match g.kind(v) {

@@ -17,17 +17,24 @@ pub struct Op {
     pub tag: u32,
     pub cpu: u16,
     pub nic: u16,
+    /// calc only: bytes the op copies in memory on its CPU (a collective's own block),
+    /// priced b(s)·O on top of `val` ns (docs/model.md §1); 0 for every other op.
+    pub copy: u64,
 }
 
 impl Op {
     pub fn calc(ns: u64) -> Op {
-        Op { kind: Kind::Calc, val: ns, peer: 0, tag: 0, cpu: 0, nic: 0 }
+        Op { kind: Kind::Calc, val: ns, peer: 0, tag: 0, cpu: 0, nic: 0, copy: 0 }
     }
     pub fn send(bytes: u64, dst: u32, tag: u32) -> Op {
-        Op { kind: Kind::Send, val: bytes, peer: dst, tag, cpu: 0, nic: 0 }
+        Op { kind: Kind::Send, val: bytes, peer: dst, tag, cpu: 0, nic: 0, copy: 0 }
     }
     pub fn recv(bytes: u64, src: u32, tag: u32) -> Op {
-        Op { kind: Kind::Recv, val: bytes, peer: src, tag, cpu: 0, nic: 0 }
+        Op { kind: Kind::Recv, val: bytes, peer: src, tag, cpu: 0, nic: 0, copy: 0 }
+    }
+    /// A local copy of `bytes` on the rank's CPU (a calc of 0 ns that copies them).
+    pub fn copy(bytes: u64) -> Op {
+        Op { copy: bytes, ..Op::calc(0) }
     }
     pub fn on_cpu(mut self, cpu: u16) -> Op {
         self.cpu = cpu;
@@ -53,6 +60,9 @@ pub struct GraphBuilder {
     cpu: Vec<u16>,
     nic: Vec<u16>,
     any_cpu_nic: bool,
+    /// Bytes each op copies (`Op::copy`); empty until the first op that copies.
+    copy: Vec<u64>,
+    any_copy: bool,
     line: Vec<u32>,
     path: Option<String>,
     deps: DepStore,
@@ -110,6 +120,9 @@ impl GraphBuilder {
             Kind::Recv if op.peer == ANY || op.tag == ANY => self.wildcards += 1,
             _ => {}
         }
+        if op.copy != 0 && op.kind != Kind::Calc {
+            return Err(format!("a {} cannot copy bytes (only a calc can)", op.kind.name()));
+        }
         let id = self.kind.len() as u32;
         self.kind.push(op.kind);
         self.rank.push(rank);
@@ -126,6 +139,13 @@ impl GraphBuilder {
         if self.any_cpu_nic {
             self.cpu.push(op.cpu);
             self.nic.push(op.nic);
+        }
+        if op.copy != 0 && !self.any_copy {
+            self.any_copy = true;
+            self.copy.resize(id as usize, 0);
+        }
+        if self.any_copy {
+            self.copy.push(op.copy);
         }
         if self.path.is_some() {
             self.line.push(line);
@@ -167,6 +187,14 @@ impl GraphBuilder {
                 let n = b.len();
                 all.cpu.extend(b.cpu.iter().copied().chain(std::iter::repeat(0)).take(n));
                 all.nic.extend(b.nic.iter().copied().chain(std::iter::repeat(0)).take(n));
+            }
+            if b.any_copy && !all.any_copy {
+                all.any_copy = true;
+                all.copy.resize(base as usize, 0);
+            }
+            if all.any_copy {
+                let n = b.len();
+                all.copy.extend(b.copy.iter().copied().chain(std::iter::repeat(0)).take(n));
             }
             all.kind.extend_from_slice(&b.kind);
             all.rank.extend_from_slice(&b.rank);
@@ -241,7 +269,7 @@ impl GraphBuilder {
         if i >= self.kind.len() {
             return Err(format!("operation {id} does not exist"));
         }
-        let was = Op { kind: self.kind[i], val: self.val[i], peer: self.peer[i], tag: self.tag[i], cpu: 0, nic: 0 };
+        let was = Op { kind: self.kind[i], val: self.val[i], peer: self.peer[i], tag: self.tag[i], cpu: 0, nic: 0, copy: 0 };
         if was.kind == Kind::Recv && (was.peer == ANY || was.tag == ANY) {
             self.wildcards -= 1;
         }
@@ -378,6 +406,7 @@ impl GraphBuilder {
             tag: std::mem::take(&mut self.tag).into(),
             cpu: std::mem::take(&mut self.cpu).into(),
             nic: std::mem::take(&mut self.nic).into(),
+            copy: std::mem::take(&mut self.copy).into(),
             pred_off: pred_off.into(),
             pred: pred.into(),
             partner: partner.into(),

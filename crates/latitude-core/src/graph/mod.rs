@@ -80,6 +80,9 @@ pub struct ExecGraph {
     /// 400 MB for both (u32 would double that for indices nobody reaches).
     pub(crate) cpu: Arr<u16>,
     pub(crate) nic: Arr<u16>,
+    /// Bytes each calc copies on its CPU (a collective's local copy, priced b(s)·O); empty
+    /// when no op copies, which is every graph without collectives that copy.
+    pub(crate) copy: Arr<u64>,
     /// CSR predecessor lists: `pred[pred_off[v]..pred_off[v+1]]`, `IREQ` flag on irequires.
     pub(crate) pred_off: Arr<u32>,
     pub(crate) pred: Arr<u32>,
@@ -134,6 +137,15 @@ impl ExecGraph {
     }
     pub fn nic(&self, v: u32) -> u16 {
         self.nic.get(v as usize).copied().unwrap_or(0)
+    }
+    /// Bytes calc `v` copies on its CPU (0 for every other op and without copies).
+    #[inline]
+    pub fn copy(&self, v: u32) -> u64 {
+        self.copy.get(v as usize).copied().unwrap_or(0)
+    }
+    /// Whether any op copies bytes (graphs without copies skip their cost entirely).
+    pub fn has_copies(&self) -> bool {
+        !self.copy.is_empty()
     }
     pub fn partner(&self, v: u32) -> u32 {
         self.partner[v as usize]

@@ -274,6 +274,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
         gather(&mut g.tag, perm);
         gather(&mut g.cpu, perm);
         gather(&mut g.nic, perm);
+        gather(&mut g.copy, perm);
         if let Some(src) = g.source.as_mut() {
             gather(&mut src.line, perm);
         }

@@ -49,6 +49,7 @@ fn ops(g: &ExecGraph) -> Res {
         match g.kind[v] {
             Kind::Calc if g.partner[v] != NONE => return Err(bad(format_args!("calc vertex {v} has a message partner"))),
             Kind::Calc => {}
+            kind if g.copy(v as u32) != 0 => return Err(bad(format_args!("{} vertex {v} copies bytes (only a calc can)", kind.name()))),
             kind => {
                 let peer = g.peer[v];
                 if peer >= p && !(kind == Kind::Recv && peer == ANY) {

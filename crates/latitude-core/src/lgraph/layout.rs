@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //!      0     8  magic "\x89LGRAPH\n"
-//!      8     4  format version (2)
+//!      8     4  format version (3)
 //!     12     4  header size (128)
 //!     16     8  vertices n
 //!     24     8  edges e (predecessor entries)
@@ -26,8 +26,8 @@ use crate::graph::OrderKind;
 
 pub const MAGIC: [u8; 8] = *b"\x89LGRAPH\n";
 /// 2: the collective calls (section `colls`) and the engine's value slots (section `slot`,
-/// header field `slots`) are stored.
-pub const VERSION: u32 = 2;
+/// header field `slots`) are stored. 3: the bytes each calc copies (section `copy`).
+pub const VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 128;
 pub const ENTRY_LEN: usize = 32;
 pub const ALIGN: usize = 64;
@@ -53,9 +53,11 @@ pub enum Sec {
     /// The collective calls (graph/colls.rs), bytes.
     Colls,
     Slot,
+    /// Bytes each calc copies (empty when no op copies).
+    Copy,
 }
 
-pub const SECTIONS: [Sec; 15] = [
+pub const SECTIONS: [Sec; 16] = [
     Sec::Kind,
     Sec::Rank,
     Sec::Local,
@@ -71,6 +73,7 @@ pub const SECTIONS: [Sec; 15] = [
     Sec::SourceLine,
     Sec::Colls,
     Sec::Slot,
+    Sec::Copy,
 ];
 
 impl Sec {
@@ -91,13 +94,14 @@ impl Sec {
             Sec::SourceLine => "source_line",
             Sec::Colls => "colls",
             Sec::Slot => "slot",
+            Sec::Copy => "copy",
         }
     }
     pub fn elem_size(self) -> usize {
         match self {
             Sec::Kind | Sec::SourcePath | Sec::Colls => 1,
             Sec::Cpu | Sec::Nic => 2,
-            Sec::Val => 8,
+            Sec::Val | Sec::Copy => 8,
             _ => 4,
         }
     }

@@ -59,7 +59,7 @@ fn layout_of(b: &[u8]) -> std::result::Result<(Header, Vec<Entry>), String> {
         let ok_count = match sec {
             Sec::PredOff => e.count == n + 1,
             Sec::Pred => e.count == h.edges,
-            Sec::Cpu | Sec::Nic | Sec::SourceLine => e.count == 0 || e.count == n,
+            Sec::Cpu | Sec::Nic | Sec::SourceLine | Sec::Copy => e.count == 0 || e.count == n,
             Sec::Slot => (e.count == 0 && h.slots == 0) || (e.count == n && h.slots <= n && (h.slots > 0 || n == 0)),
             Sec::SourcePath => e.count <= 1 << 16,
             Sec::Colls => true,
@@ -120,6 +120,7 @@ fn load(map: Mmap, h: &Header, table: &[Entry]) -> std::result::Result<ExecGraph
         tag: arr(Sec::Tag)?,
         cpu: plain(&map, &entry(Sec::Cpu))?,
         nic: plain(&map, &entry(Sec::Nic))?,
+        copy: plain(&map, &entry(Sec::Copy))?,
         pred_off: arr(Sec::PredOff)?,
         pred: arr(Sec::Pred)?,
         partner: arr(Sec::Partner)?,

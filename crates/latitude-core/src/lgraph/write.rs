@@ -32,6 +32,7 @@ pub(crate) fn section_bytes(g: &ExecGraph, sec: Sec) -> Cow<'_, [u8]> {
         Sec::Peer => le_bytes(&g.peer),
         Sec::Tag => le_bytes(&g.tag),
         Sec::Cpu => le_bytes(&g.cpu),
+        Sec::Copy => le_bytes(&g.copy),
         Sec::Nic => le_bytes(&g.nic),
         Sec::PredOff => le_bytes(&g.pred_off),
         Sec::Pred => le_bytes(&g.pred),

@@ -57,6 +57,8 @@ pub struct SimGraph {
     nic: Slots,
     pub(crate) ncpu: usize,
     pub(crate) nnic: usize,
+    /// Bytes each calc copies (program index; empty when no op copies), beside `ops` too.
+    copy: Vec<u64>,
     /// Number of vertices of the graph this was built for (a consistency check).
     n: usize,
 }
@@ -86,7 +88,8 @@ impl SimGraph {
         let cpu = Slots::new(&orig, |v| g.cpu(v));
         let nic = Slots::new(&orig, |v| g.nic(v));
         let (ncpu, nnic) = (cpu.len(), nic.len());
-        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, n })
+        let copy = if g.has_copies() { orig.iter().map(|&v| g.copy(v)).collect() } else { Vec::new() };
+        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, copy, n })
     }
 
     /// Dependents released when i starts.
@@ -106,6 +109,12 @@ impl SimGraph {
     #[inline]
     pub(crate) fn op(&self, i: u32) -> &SimOp {
         &self.ops[i as usize]
+    }
+
+    /// Bytes calc i (program index) copies on its CPU (0 without copies).
+    #[inline]
+    pub(crate) fn copy(&self, i: u32) -> u64 {
+        self.copy.get(i as usize).copied().unwrap_or(0)
     }
 
     /// CPU slot of program index i (see `cpu_index` for the graph's number).

@@ -185,6 +185,7 @@ impl Emitter {
                 POp::Send { peer, bytes } => Op::send(bytes, members[peer as usize], tag),
                 POp::Recv { peer, bytes } => Op::recv(bytes, members[peer as usize], tag),
                 POp::Calc { ns } => Op::calc(ns),
+                POp::Copy { bytes } => Op::copy(bytes),
             };
             self.stage(rank, op, &x.deps[x.dep_off[i] as usize..x.dep_off[i + 1] as usize]);
         }

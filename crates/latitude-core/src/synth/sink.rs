@@ -63,7 +63,7 @@ impl Instance {
     fn append(&self, b: &mut GraphBuilder) -> Result<(), String> {
         for &i in &self.order {
             let i = i as usize;
-            let op = Op { kind: self.kind[i], val: self.val[i], peer: self.peer[i], tag: self.tag[i], cpu: 0, nic: 0 };
+            let op = Op { kind: self.kind[i], val: self.val[i], peer: self.peer[i], tag: self.tag[i], cpu: 0, nic: 0, copy: 0 };
             let id = b.add(self.rank[i], op)?;
             debug_assert_eq!(id, self.id[i]);
         }
