@@ -91,12 +91,28 @@ def test_a_late_wait_finds_the_message_there_and_costs_nothing(tmp_path):
     assert d.runtime_ns == 5100
 
 
+def test_a_collectives_own_block_copy_is_stack_and_counts_in_lambda_O(tmp_path):
+    # 1 µs of computation, then a copy of 1001 bytes (a collective's own block) at O = 0.5 ns/B:
+    # b(s)·O = 500 ns of MPI stack, and 1000 bytes in ∂T/∂O.
+    g = goal(tmp_path, "num_ranks 1\nrank 0 {\nl1: calc 1000\n//@copy 1001b\nl2: calc 0\nl2 requires l1\n}\n")
+    p = Params(**{**P, "O": 0.5})
+    d = g.decompose(p)
+    assert rank(d, 0) == (1000, 0, 500, 0)
+    pred = g.predict(p)
+    assert pred.runtime_ns == d.runtime_ns == 1500
+    assert pred.lambda_["O"] == 1000
+    assert g.simulate(p).runtime_ns == 1500
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize(
     "S,protocol,nic", [(262144, "handshake", False), (0, "handshake", True), (100, "loggopsim", False)]
 )
 def test_parts_sum_to_every_ranks_end_and_to_T(seed, S, protocol, nic):
-    h = _core.Graph.random(ranks=5, rounds=8, seed=seed, sizes=[0, 1, 64, 4096, 100000], p_nonblocking=0.5)
+    copies = 0.3 if seed % 2 else 0.0  # calcs that copy (collectives' own blocks): stack
+    h = _core.Graph.random(
+        ranks=5, rounds=8, seed=seed, sizes=[0, 1, 64, 4096, 100000], p_nonblocking=0.5, p_copy=copies
+    )
     g = Graph(h)
     p = Params(L=1234.5, o=210.0, g=55.0 if nic else 0.0, G=0.7, O=0.03, S=S, protocol=protocol, nic_serialization=nic)
     d = g.decompose(p)

@@ -39,6 +39,8 @@ def random_case(i):
     )
     if params.g:
         params = params.replace(nic_serialization=True)
+    if i % 4 == 3:  # computations that copy (collectives' own blocks), priced b·O
+        spec["p_copy"] = 0.3
     return spec, params
 
 

@@ -272,7 +272,7 @@ impl<R: Routes> Ctx<'_, R> {
         if g.kind[v] == Kind::Calc {
             // A copying calc: its own computation, then the copy b(s)·O (stack, like O).
             let copy = b(g.copy(v as u32)) as i128 * self.pt.theta[p::O_BYTE];
-            return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.scale()), (Part::Stack, copy)]);
+            return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.unit), (Part::Stack, copy)]);
         }
         let q = g.partner[v] as usize;
         let (u, r) = if g.kind[v] == Kind::Send { (v, q) } else { (q, v) };
