@@ -83,6 +83,7 @@ class Graph:
         p_message: float = 0.7,
         p_extra_edge: float = 0.2,
         unsafe_exchanges: bool = False,
+        p_copy: float = 0.0,
     ) -> Graph: ...
     @staticmethod
     def load_lgraph(path: str) -> Graph: ...
