@@ -189,3 +189,28 @@ def test_other_motif_apps_schedule_and_predict(tmp_path, bin_dir, name, ranks, a
     assert stats["unresolved_wildcards"] == 0
     pred = json.loads(run_cli("predict", d, "--json", "--coll", "schedgen").stdout)
     assert pred["runtime_ns"] > 0
+    if name == "alltoall":
+        _own_block_copies_are_in_the_goal_and_cost_b_O(tmp_path, d, stats)
+
+
+def _own_block_copies_are_in_the_goal_and_cost_b_O(tmp_path, trace, stats):
+    """Every rank's MPI_Alltoall copies its own block first (docs/collectives.md): one
+    `//@copy` line per call and rank, nothing at O = 0 (stripping the lines, what LogGOPSim
+    and LLAMP read, predicts the same), and its bytes in λ_O."""
+    goal = tmp_path / "alltoall.goal"
+    run_cli("schedule", trace, "-o", goal)
+    text = goal.read_text()
+    copies = [ln for ln in text.splitlines() if ln.startswith("//@copy ")]
+    calls = sum(n for k, n in stats["collectives"].items() if k.split()[0] == "alltoall")
+    assert calls > 0 and len(copies) == calls
+    plain = tmp_path / "plain.goal"
+    plain.write_text("".join(ln + "\n" for ln in text.splitlines() if not ln.startswith("//@")))
+
+    def predict(path, *args):
+        return json.loads(run_cli("predict", path, "-L", "1us", "-G", "0.1ns", *args, "--json").stdout)
+
+    assert predict(goal, "-O", "0")["runtime_ns"] == predict(plain, "-O", "0")["runtime_ns"]
+    with_copies, without = predict(goal, "-O", "0.1ns"), predict(plain, "-O", "0.1ns")
+    copied = int(copies[0].split()[1][:-1])
+    assert with_copies["lambda"]["O"] >= without["lambda"]["O"] + copied - 1
+    assert with_copies["runtime_ns"] > without["runtime_ns"]
