@@ -98,6 +98,7 @@ def test_a_collectives_own_block_copy_is_stack_and_counts_in_lambda_O(tmp_path):
     p = Params(**{**P, "O": 0.5})
     d = g.decompose(p)
     assert rank(d, 0) == (1000, 0, 500, 0)
+    assert d.per_call == [{"call": "copy", "count": 1, "network_ns": 0.0, "stack_ns": 500.0, "sync_ns": 0.0}]
     pred = g.predict(p)
     assert pred.runtime_ns == d.runtime_ns == 1500
     assert pred.lambda_["O"] == 1000

@@ -30,7 +30,8 @@ from latitude.outputs import open_atomic
 
 NONE = 2**32 - 1
 PARTS = ("compute", "latency", "bandwidth", "stack", "sync")
-KIND_NAMES = ("calc", "send", "recv")
+# What a segment's op is named without a trace: the only calcs with MPI time are copies.
+KIND_NAMES = ("copy", "send", "recv")
 
 
 @dataclass
@@ -82,7 +83,8 @@ def _labels(raw: dict, arrays: dict, calls: list[dict] | None):
     kind = arrays["kind"].astype(np.int64)
     if calls is None or "line" not in arrays:
         n = np.bincount(kind, minlength=3)
-        return kind[vertex], list(KIND_NAMES), {KIND_NAMES[k]: int(n[k]) for k in (1, 2) if n[k]}, None
+        n[0] = int(np.count_nonzero(arrays["copy"]))
+        return kind[vertex], list(KIND_NAMES), {KIND_NAMES[k]: int(n[k]) for k in (0, 1, 2) if n[k]}, None
     rank, line = arrays["rank"].astype(np.int64), arrays["line"].astype(np.int64)
     frm = raw["seg_from"].astype(np.int64)
     own = line[vertex]

@@ -290,8 +290,8 @@ class Graph:
         (self.write_lgraph if path.endswith(".lgraph") else self.write_goal)(path)
 
     def arrays(self, edges: bool = True) -> dict:
-        """Per-vertex arrays (kind, rank, local, val, peer, tag, partner), and every
-        dependency with `edges`."""
+        """Per-vertex arrays (kind, rank, local, val, peer, tag, partner, copy: the bytes a
+        calc copies), and every dependency with `edges`."""
         return self._h.arrays(edges=edges)
 
     def coll_calls(self) -> dict:

@@ -497,6 +497,7 @@ impl Graph {
         d.set_item("peer", (0..n).map(|v| g.peer(v)).collect::<Vec<_>>().into_pyarray(py))?;
         d.set_item("tag", (0..n).map(|v| g.tag(v)).collect::<Vec<_>>().into_pyarray(py))?;
         d.set_item("partner", (0..n).map(|v| g.partner(v)).collect::<Vec<_>>().into_pyarray(py))?;
+        d.set_item("copy", (0..n).map(|v| g.copy(v)).collect::<Vec<_>>().into_pyarray(py))?;
         if edges {
             let edges: Vec<(u32, u32, bool)> =
                 (0..n).flat_map(|v| g.preds(v).map(move |(q, dep)| (v, q, dep == latitude_core::graph::Dep::Irequires))).collect();
