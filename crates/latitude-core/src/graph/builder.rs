@@ -389,9 +389,12 @@ impl GraphBuilder {
             pred_off: &pred_off,
             pred: &pred,
             partner: &partner,
+            peer: &self.peer,
         };
         let (perm, kind) = if in_order && self.wildcards == 0 && order::in_order(&topo) {
             (None, OrderKind::AnyProtocol)
+        } else if let Some(perm) = (self.wildcards == 0).then(|| order::merge_ranks(&topo)).flatten() {
+            (Some(perm), OrderKind::AnyProtocol)
         } else {
             let (perm, kind) = order::order(&topo).map_err(|cycle| self.cycle_error(&cycle))?;
             (Some(perm), kind)
