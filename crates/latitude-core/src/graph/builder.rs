@@ -391,13 +391,13 @@ impl GraphBuilder {
             partner: &partner,
             peer: &self.peer,
         };
-        let (perm, kind) = if in_order && self.wildcards == 0 && order::in_order(&topo) {
-            (None, OrderKind::AnyProtocol)
-        } else if let Some(perm) = (self.wildcards == 0).then(|| order::merge_ranks(&topo)).flatten() {
-            (Some(perm), OrderKind::AnyProtocol)
+        let (perm, merged, kind) = if in_order && self.wildcards == 0 && order::in_order(&topo) {
+            (None, None, OrderKind::AnyProtocol)
+        } else if let Some(m) = (self.wildcards == 0).then(|| order::merge_ranks(&topo)).flatten() {
+            (None, Some(m), OrderKind::AnyProtocol)
         } else {
             let (perm, kind) = order::order(&topo).map_err(|cycle| self.cycle_error(&cycle))?;
-            (Some(perm), kind)
+            (Some(perm), None, kind)
         };
         let mut g = ExecGraph {
             num_ranks: self.num_ranks,
@@ -421,6 +421,9 @@ impl GraphBuilder {
         };
         if let Some(perm) = perm {
             order::apply_permutation(&mut g, &perm);
+        }
+        if let Some(m) = merged {
+            order::apply_merged(&mut g, m);
         }
         Ok(g)
     }

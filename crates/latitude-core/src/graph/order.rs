@@ -88,8 +88,9 @@ pub(crate) fn order(t: &Topo) -> Result<(Vec<u32>, OrderKind), Vec<u32>> {
 /// in its rank's source order (sequential memory), plus one look at a partner per message
 /// dependency. None when the source order is not enough: ranks' ops not contiguous in id
 /// order, a prerequisite later in its rank, or ops that could only be placed out of source
-/// order (then `kahn` decides, and finds any cycle).
-pub(crate) fn merge_ranks(t: &Topo) -> Option<Vec<u32>> {
+/// order (then `kahn` decides, and finds any cycle). The predecessor lists are renumbered
+/// as each op is placed (they were just read), which spares `apply_order` that pass.
+pub(crate) fn merge_ranks(t: &Topo) -> Option<Merged> {
     let n = t.kind.len();
     let p = t.num_ranks as usize;
     // first[r]: the id of rank r's op 0; ops of a rank must be contiguous, in source order.
@@ -108,6 +109,9 @@ pub(crate) fn merge_ranks(t: &Topo) -> Option<Vec<u32>> {
     // Placed ops as bits: the one random access per message dependency stays in cache.
     let mut placed = vec![0u64; n.div_ceil(64)];
     let mut perm = Vec::with_capacity(n);
+    let mut new_id = vec![NONE; n];
+    let (mut off, mut pred) = (Vec::with_capacity(n + 1), Vec::with_capacity(t.pred.len()));
+    off.push(0u32);
     let mut waits_for = vec![NONE; p];
     let mut next = vec![0u32; p];
     let mut ranks: VecDeque<u32> = (0..p as u32).filter(|&r| count[r as usize] > 0).collect();
@@ -138,8 +142,11 @@ pub(crate) fn merge_ranks(t: &Topo) -> Option<Vec<u32>> {
             if blocked {
                 break;
             }
+            new_id[v] = perm.len() as u32;
             perm.push(v as u32);
             placed[v / 64] |= 1 << (v % 64);
+            pred.extend(t.pred[t.pred_off[v] as usize..t.pred_off[v + 1] as usize].iter().map(|&d| new_id[(d & !IREQ) as usize] | (d & IREQ)));
+            off.push(pred.len() as u32);
             next[r] += 1;
             // A rank waiting for v (its partner's rank: v's peer, as there are no wildcards) may go on.
             if t.matched(v) {
@@ -154,7 +161,16 @@ pub(crate) fn merge_ranks(t: &Topo) -> Option<Vec<u32>> {
             ranks.push_back(r as u32);
         }
     }
-    (perm.len() == n).then_some(perm)
+    (perm.len() == n).then_some(Merged { perm, new_id, pred_off: off, pred })
+}
+
+/// An order with the graph's predecessor lists already renumbered into it.
+pub(crate) struct Merged {
+    pub perm: Vec<u32>,
+    /// `new_id[old]`: the inverse of `perm`.
+    pub new_id: Vec<u32>,
+    pub pred_off: Vec<u32>,
+    pub pred: Vec<u32>,
 }
 
 /// Order for the sends satisfying `rendezvous` being rendezvous (the others eager).
@@ -325,11 +341,22 @@ fn find_cycle(t: &Topo, emitted: &[bool], rendezvous: &dyn Fn(usize) -> bool) ->
 
 /// Renumber the graph so that the vertex at position i is old vertex `perm[i]`.
 pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
-    let n = perm.len();
-    let mut new_id = vec![0u32; n];
+    let mut new_id = vec![0u32; perm.len()];
     for (i, &old) in perm.iter().enumerate() {
         new_id[old as usize] = i as u32;
     }
+    renumber(g, perm, &new_id, None);
+}
+
+/// Renumber the graph into a merged order (its predecessor lists are ready).
+pub(crate) fn apply_merged(g: &mut ExecGraph, m: Merged) {
+    renumber(g, &m.perm, &m.new_id, Some((m.pred_off, m.pred)));
+}
+
+/// `apply_permutation` with the inverse permutation given, and the renumbered predecessor
+/// CSR if it is already built.
+fn renumber(g: &mut ExecGraph, perm: &[u32], new_id: &[u32], csr_done: Option<(Vec<u32>, Vec<u32>)>) {
+    let n = perm.len();
     fn gather<T: Copy>(v: &mut Arr<T>, perm: &[u32]) {
         if v.is_empty() {
             return;
@@ -366,7 +393,7 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
         if let Some(src) = g.source.as_mut() {
             gather(&mut src.line, perm);
         }
-        g.colls.renumber(&new_id);
+        g.colls.renumber(new_id);
         g.partner = perm
             .iter()
             .map(|&o| {
@@ -380,7 +407,13 @@ pub(crate) fn apply_permutation(g: &mut ExecGraph, perm: &[u32]) {
             .collect::<Vec<u32>>()
             .into();
     };
-    let ((), (off, pred)) = crate::parallel::join(n > 1 << 20, || gather_all(g), || csr(&pred_off, &pred_in));
+    let (off, pred) = match csr_done {
+        Some(done) => {
+            gather_all(g);
+            done
+        }
+        None => crate::parallel::join(n > 1 << 20, || gather_all(g), || csr(&pred_off, &pred_in)).1,
+    };
     g.pred_off = off.into();
     g.pred = pred.into();
     g.slots = None; // they were the old order's
