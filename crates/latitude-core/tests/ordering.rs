@@ -18,7 +18,7 @@ fn rank_by_rank(g: &ExecGraph) -> GraphBuilder {
         stored[off[r]..off[r + 1]].sort_unstable();
         for &v in &stored[off[r]..off[r + 1]] {
             let op = match g.kind(v) {
-                Kind::Calc => Op::calc(g.val(v)),
+                Kind::Calc => Op { copy: g.copy(v), ..Op::calc(g.val(v)) },
                 Kind::Send => Op::send(g.val(v), g.peer(v), g.tag(v)),
                 Kind::Recv => Op::recv(g.val(v), g.peer(v), g.tag(v)),
             };
@@ -51,7 +51,7 @@ fn valid_for_every_eager_limit(g: &ExecGraph) -> bool {
 
 /// The graph with ops named by (rank, position in the rank's stored order): its edges,
 /// message pairs and ops.
-fn shape(g: &ExecGraph) -> (Vec<((u32, u32), (u32, u32), bool)>, Vec<((u32, u32), u8, u64, u32, u32)>) {
+fn shape(g: &ExecGraph) -> (Vec<((u32, u32), (u32, u32), bool)>, Vec<((u32, u32), u8, u64, u32, u32, u64)>) {
     let mut seen = vec![0u32; g.num_ranks() as usize];
     let pos: Vec<(u32, u32)> = (0..g.len() as u32)
         .map(|v| {
@@ -67,7 +67,7 @@ fn shape(g: &ExecGraph) -> (Vec<((u32, u32), (u32, u32), bool)>, Vec<((u32, u32)
         })
         .collect();
     edges.sort_unstable();
-    let mut ops: Vec<_> = (0..g.len() as u32).map(|v| (pos[v as usize], g.kind(v) as u8, g.val(v), g.peer(v), g.tag(v))).collect();
+    let mut ops: Vec<_> = (0..g.len() as u32).map(|v| (pos[v as usize], g.kind(v) as u8, g.val(v), g.peer(v), g.tag(v), g.copy(v))).collect();
     ops.sort_unstable();
     (edges, ops)
 }
@@ -76,7 +76,8 @@ fn shape(g: &ExecGraph) -> (Vec<((u32, u32), (u32, u32), bool)>, Vec<((u32, u32)
 fn ranks_listed_in_a_valid_source_order_are_merged_into_the_same_graph() {
     let mut merged = 0;
     for seed in 0..40 {
-        let spec = RandomSpec { ranks: 6, rounds: 10, seed, unsafe_exchanges: seed % 3 == 0, ..Default::default() };
+        let p_copy = if seed % 2 == 0 { 0.3 } else { 0.0 }; // local copies (collectives' own blocks) move with their op
+        let spec = RandomSpec { ranks: 6, rounds: 10, seed, unsafe_exchanges: seed % 3 == 0, p_copy, ..Default::default() };
         let g = random_graph(&spec).unwrap();
         let h = rank_by_rank(&g).finish().unwrap();
         assert_eq!(h.order_kind(), g.order_kind(), "seed {seed}");
