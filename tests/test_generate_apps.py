@@ -108,7 +108,6 @@ def test_compute_draws_are_the_generators(tmp_path, motifs):
     mostly close to it (a busy machine may deschedule a rank now and then), while the draws
     differ enough between ranks and repeats for a mismatch to show."""
     text = "[JOB] c\n[RANKS] 0-1\n[ITERATIONS] 4\n[MOTIF] compute time=3ms dist=uniform spread=2ms\n[MOTIF] barrier\n"
-    traced, generated = _run(tmp_path, motifs, 2, text, seed=11)
 
     def before_collectives(graph):
         """Per rank: the calc each of the job's barriers waits for (its start ops' calc)."""
@@ -125,10 +124,18 @@ def test_compute_draws_are_the_generators(tmp_path, motifs):
             per_rank.setdefault(r, []).append(ns)
         return per_rank
 
-    want, got = before_collectives(generated), before_collectives(traced)
-    assert sorted(want) == [0, 1] and all(len(v) == 4 for v in want.values())
-    draws = [x for v in want.values() for x in v]
-    assert len(set(draws)) == len(draws) and min(draws) >= 1_000_000 and max(draws) <= 5_000_000
-    pairs = [(w, g) for r in want for w, g in zip(want[r], got[r])]
-    assert all(g >= 0.99 * w for w, g in pairs), pairs
-    assert sum(g <= 1.25 * w + 500_000 for w, g in pairs) >= 5, pairs
+    # A rank descheduled by other load only lengthens a computation: each run must never be
+    # shorter than the draws; "mostly close" may need another run on a busy machine.
+    for attempt in range(3):
+        (d := tmp_path / f"run{attempt}").mkdir()
+        traced, generated = _run(d, motifs, 2, text, seed=11)
+        want, got = before_collectives(generated), before_collectives(traced)
+        assert sorted(want) == [0, 1] and all(len(v) == 4 for v in want.values())
+        draws = [x for v in want.values() for x in v]
+        assert len(set(draws)) == len(draws) and min(draws) >= 1_000_000 and max(draws) <= 5_000_000
+        pairs = [(w, g) for r in want for w, g in zip(want[r], got[r])]
+        assert all(g >= 0.99 * w for w, g in pairs), pairs
+        if sum(g <= 1.25 * w + 500_000 for w, g in pairs) >= 5:
+            break
+    else:
+        pytest.fail(f"3 runs, each with fewer than 5 of 8 computations close to their draws: last {pairs}")

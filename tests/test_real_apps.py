@@ -92,7 +92,8 @@ def trace_and_predict(app, d: Path, machine: Path) -> list[dict]:
         err = s["runtime_ns"] / s["traced_run"]["runtime_ns"] - 1
         out = outputs(d, f"out-trace-{i}") + app.results(cwd)
         tries.append({"trace": trace, "stdout": out, "predict": s, "error": err})
-        if app.predict_bound is None or abs(err) <= app.predict_bound:
+        # without a bound, trace again only when the run was disturbed
+        if abs(err) <= app.predict_bound if app.predict_bound is not None else not s["warnings"]:
             break
     return tries
 
@@ -137,9 +138,11 @@ def test_real_application(name, machine, traced_machine, tmp_path):
         for t in tries
     )
     print(f"{name}: ΔL = 0 prediction against the traced run: {summary}")
+    missed = app.predict_bound is None or abs(last["error"]) > app.predict_bound
+    if missed and all(t["predict"]["warnings"] for t in tries):
+        # without a bound (NetPIPE) a disturbed trace still poisons the injected comparison
+        pytest.skip(f"{name}: every traced run was disturbed by other load ({summary})")
     if app.predict_bound is not None:
-        if abs(last["error"]) > app.predict_bound and all(t["predict"]["warnings"] for t in tries):
-            pytest.skip(f"{name}: every traced run was disturbed by other load ({summary})")
         assert abs(last["error"]) <= app.predict_bound, f"{name}: ΔL = 0 prediction against the traced run: {summary}"
 
     goal = tmp_path / f"{name}.goal"

@@ -321,8 +321,23 @@ impl Point {
     }
 
     pub fn to_ns(&self, t: i128) -> f64 {
-        t as f64 / self.unit as f64
+        ratio_f64(t, self.unit)
     }
+}
+
+/// num/den as a float, the same float for the same rational whatever unit it is counted in
+/// (engine ticks, the simulator's fs, a scaled sweep unit): the whole part q and the
+/// fraction r/den are converted separately (q's rounding error is added back before the
+/// last rounding), so a time past 2⁵³ units is not rounded to f64 and then again by the
+/// division. That double rounding made equal runtimes of the engine and the simulator print
+/// differently in the last digit.
+#[inline]
+pub fn ratio_f64(num: i128, den: i128) -> f64 {
+    debug_assert!(den > 0);
+    let (q, r) = (num.div_euclid(den), num.rem_euclid(den));
+    let whole = q as f64;
+    let err = (q - whole as i128) as f64; // exact: |err| ≤ half an ulp of q
+    whole + (err + r as f64 / den as f64)
 }
 
 /// Most terms of a concrete cost: o, g, O, a class's o_c plus a route's latency (with a
@@ -430,6 +445,17 @@ mod tests {
         assert_eq!(pt.to_ns(cost::handshake_send(11).eval(&pt)), 200.0 + 3000.0 + 5.0);
         assert_eq!(pt.to_ns(cost::handshake_recv(0).eval(&pt)), 200.0 + 2000.0);
         assert_eq!(b(0), 0);
+    }
+
+    #[test]
+    fn a_time_converts_to_one_float_whatever_its_unit() {
+        // 9 795 076 887.357932 ns: past 2⁵³ ticks, where t as f64 / unit rounds twice
+        let fs: i128 = 9_795_076_887_357_932;
+        let ticks = fs * 1000;
+        assert_eq!(ratio_f64(ticks, TICKS_PER_NS), ratio_f64(fs, 1_000_000));
+        assert_eq!(ratio_f64(ticks * 7, TICKS_PER_NS * 7), ratio_f64(fs, 1_000_000));
+        assert_eq!(ratio_f64(-3, 2), -1.5);
+        assert_eq!(ratio_f64(5, 1), 5.0);
     }
 
     #[test]

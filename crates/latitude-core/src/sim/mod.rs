@@ -163,7 +163,7 @@ impl SimResult {
         self.rank_end.iter().copied().max().unwrap_or(0)
     }
     pub fn to_ns(&self, t: u64) -> f64 {
-        t as f64 * self.unit_ticks as f64 / TICKS_PER_NS as f64
+        crate::model::ratio_f64(t as i128 * self.unit_ticks as i128, TICKS_PER_NS)
     }
     pub fn runtime_ns(&self) -> f64 {
         self.to_ns(self.runtime())
