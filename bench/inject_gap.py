@@ -9,7 +9,10 @@ between repetitions. Two measurements per pattern:
 * **growth per repetition** (default; robust to other load): under the injector, ΔL switched
   inside one run (MPI_Pcontrol, 25 paired blocks, block medians; apps/gaps
   --paired-delta-us), in units of ΔL — against the model's (T(L₀+ΔL) − T(L₀)) / repetitions
-  from a trace of the same pattern: is ΔL paid once per message, as the model counts?
+  from a trace of the same pattern: is ΔL paid once per message, as the model counts? For the
+  polling patterns also the model's growth without the shift of a work loop's last half poll
+  interval (docs/schedule.md, "Polling"): the same trace with each successful MPI_Test read
+  as an MPI_Wait, which joins the same requests and is never shifted.
 * with --absolute (needs a quiet machine): the model's error on its traced run (machine
   calibrated under the tracer), what the injector costs a repetition at ΔL = 0, what of that
   the model with the injector's machine does not see (separate runs, fastest of --reps).
@@ -42,6 +45,8 @@ PATTERNS = {
     "exchange": ["--pattern", "exchange"],
     "poll": ["--pattern", "poll", "--chunk", "1000"],
     "poll-coarse": ["--pattern", "poll", "--chunk", "4000"],
+    "poll-10us": ["--pattern", "poll", "--chunk", "10000"],
+    "poll-40us": ["--pattern", "poll", "--chunk", "40000"],
     "sendrecv": ["--pattern", "sendrecv"],
     "allreduce": ["--pattern", "allreduce"],
     "bcast": ["--pattern", "bcast"],
@@ -83,6 +88,24 @@ def injected(prog: list[str], machine: Path, delta_us: float) -> float:
     return float(json.loads(out)["runtime_ns"])
 
 
+def as_waits(src: Path, dst: Path) -> Path:
+    """A copy of the trace with every successful MPI_Test (the only Test apps/gaps makes) read
+    as an MPI_Wait on the same request: the graph the schedule made before the shift."""
+    dst.mkdir()
+    for f in src.glob("pmpi-trace-rank-*.txt"):
+        lines = f.read_text().splitlines(keepends=True)
+        for i, line in enumerate(lines[:-1]):
+            if (
+                line.startswith("MPI_Test:")
+                and lines[i + 1].startswith("#@ done ")
+                and lines[i + 1].strip() != "#@ done -"
+            ):
+                p = line.rstrip("\n").split(":")  # MPI_Test:ts:req:flag:status:te
+                lines[i] = ":".join(["MPI_Wait", p[1], p[2], p[4], p[5]]) + "\n"
+        (dst / f.name).write_text("".join(lines))
+    return dst
+
+
 def paired(name: str, prog: list[str], a, machine: Path, tmp: Path) -> dict:
     """Measured growth per repetition (ΔL switched inside one injected run) against the model's."""
     iters = 200  # repetitions of the traced run the model's growth is read from
@@ -96,17 +119,39 @@ def paired(name: str, prog: list[str], a, machine: Path, tmp: Path) -> dict:
     if p.returncode != 0 or not found:
         raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}, no growth line\n{p.stderr[-3000:]}")
     model = (pd["runtime_ns"] - p0["runtime_ns"]) / iters / (a.delta_L * 1e3)
-    return {"pattern": name, "args": prog[1:], "measured_dl": float(found.group(1)) / a.delta_L, "model_dl": model}
+    row = {"pattern": name, "args": prog[1:], "measured_dl": float(found.group(1)) / a.delta_L, "model_dl": model}
+    if "poll" in prog:
+        waits = as_waits(trace, tmp / f"waits-{name}")
+        u0, ud = predict(waits, machine), predict(waits, machine, a.delta_L * 1e3)
+        row["unshifted_dl"] = (ud["runtime_ns"] - u0["runtime_ns"]) / iters / (a.delta_L * 1e3)
+        row["traced_us"] = p0["traced_run"]["runtime_ns"] / iters / 1e3
+        row["pred0_us"], row["unshifted0_us"] = p0["runtime_ns"] / iters / 1e3, u0["runtime_ns"] / iters / 1e3
+    return row
 
 
 def paired_table(rows: list[dict], dl: float) -> str:
     lines = [
-        f"| pattern | growth per repetition, ΔL = 0 → {dl:g} µs (in ΔL) | the model's (λ_L per repetition) | measured − model (µs) |",
-        "|---|---:|---:|---:|",
+        f"| pattern | growth per repetition, ΔL = 0 → {dl:g} µs (in ΔL) | the model's (λ_L per repetition) "
+        "| measured − model (µs) | without the shift | its miss (µs) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         d = (r["measured_dl"] - r["model_dl"]) * dl
-        lines.append(f"| {r['pattern']} | {r['measured_dl']:.3f} | {r['model_dl']:.3f} | {d:+.2f} |")
+        u = r.get("unshifted_dl")
+        rest = f"{u:.3f} | {(r['measured_dl'] - u) * dl:+.2f}" if u is not None else "– | –"
+        lines.append(f"| {r['pattern']} | {r['measured_dl']:.3f} | {r['model_dl']:.3f} | {d:+.2f} | {rest} |")
+    polled = [r for r in rows if "unshifted_dl" in r]
+    if polled:
+        lines += [
+            "",
+            "| pattern | traced run (µs per repetition) | ΔL = 0 prediction | without the shift |",
+            "|---|---:|---:|---:|",
+        ]
+        for r in polled:
+            t, p, u = r["traced_us"], r["pred0_us"], r["unshifted0_us"]
+            lines.append(
+                f"| {r['pattern']} | {t:.2f} | {p:.2f} ({100 * (p / t - 1):+.1f} %) | {u:.2f} ({100 * (u / t - 1):+.1f} %) |"
+            )
     return "\n".join(lines)
 
 

@@ -9,8 +9,12 @@ A phase the model prices right keeps the drift flat; a phase it prices too cheap
 traced run was disturbed) makes it fall. Used to explain HPCC's gap phase by phase
 (docs/tracing.md, "Real applications: where the prediction misses").
 
+With --delta-L US each window also gets its predicted duration at L and at L + ΔL (the same
+calls, first to last): what the model says the window grows by, to set beside a run injected
+at ΔL (HPCC's own section times, bench/inject_gap.py --hpcc; docs/validation.md).
+
     python3 bench/predict_drift.py TRACE_DIR --machine machine.toml [--window-ms 50] [--rank 0]
-                                   [--json out.json]
+                                   [--delta-L US] [--json out.json]
 """
 
 from __future__ import annotations
@@ -46,28 +50,41 @@ def predicted_starts(trace: Path, params: Params, rank: int) -> dict[int, float]
     return dict(zip(lines[first].tolist(), t0[first].tolist()))
 
 
-def windows(trace: Path, params: Params, rank: int, width_ns: float) -> list[dict]:
+def span(pred: dict[int, float], lines: list[int]) -> float | None:
+    """Predicted time (ns) from the first to the last of `lines` that has a predicted start."""
+    t = [pred[x] for x in lines if x in pred]
+    return t[-1] - t[0] if t else None
+
+
+def windows(trace: Path, params: Params, rank: int, width_ns: float, delta_ns: float = 0.0) -> list[dict]:
     calls = _core.trace_times(str(trace / "pmpi-trace-rank-0.txt"))[rank]  # every rank, by rank
     pred = predicted_starts(trace, params, rank)
+    pred_dl = predicted_starts(trace, params.replace(L=params.L + delta_ns), rank) if delta_ns else {}
+    in_window: list[int] = []
     names, name, t0, t1, line = calls["names"], calls["name"], calls["start_ns"], calls["end_ns"], calls["line"]
     rows, cnt, start, drift, last = [], collections.Counter(), float(t0[0]), 0.0, 0.0
     mpi = long = 0.0
     for i in range(len(name)):
         if int(line[i]) in pred:
             drift = pred[int(line[i])] - float(t0[i])
+        in_window.append(int(line[i]))
         if t0[i] - start > width_ns or i == len(name) - 1:
-            rows.append(
-                {
-                    "traced_from_ms": start / 1e6,
-                    "traced_to_ms": float(t0[i]) / 1e6,
-                    "drift_ms": drift / 1e6,
-                    "drift_growth_ms": (drift - last) / 1e6,
-                    "in_mpi_ms": mpi / 1e6,
-                    "in_long_calls_ms": long / 1e6,
-                    "calls": dict(cnt.most_common(4)),
-                }
-            )
+            row = {
+                "traced_from_ms": start / 1e6,
+                "traced_to_ms": float(t0[i]) / 1e6,
+                "drift_ms": drift / 1e6,
+                "drift_growth_ms": (drift - last) / 1e6,
+                "in_mpi_ms": mpi / 1e6,
+                "in_long_calls_ms": long / 1e6,
+                "calls": dict(cnt.most_common(4)),
+            }
+            if delta_ns:
+                a, b = span(pred, in_window), span(pred_dl, in_window)
+                row["pred_ms"] = a / 1e6 if a is not None else None
+                row["pred_dl_ms"] = b / 1e6 if b is not None else None
+            rows.append(row)
             last, cnt, mpi, long, start = drift, collections.Counter(), 0.0, 0.0, float(t0[i])
+            in_window = [int(line[i])]
         cnt[names[name[i]]] += 1
         d = float(t1[i] - t0[i])
         mpi += d
@@ -81,15 +98,22 @@ def main() -> int:
     ap.add_argument("--machine", required=True, help="machine file (latitude calibrate)")
     ap.add_argument("--window-ms", type=float, default=50.0)
     ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument(
+        "--delta-L", type=float, default=0.0, metavar="US", help="also each window's predicted duration at L + ΔL"
+    )
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     a = ap.parse_args()
-    rows = windows(a.trace, Params.from_machine(a.machine), a.rank, a.window_ms * 1e6)
-    print(f"{'traced (ms)':>19} {'drift':>9} {'growth':>8} {'in MPI':>8} {'>=1ms':>7}  calls (rank {a.rank})")
+    rows = windows(a.trace, Params.from_machine(a.machine), a.rank, a.window_ms * 1e6, a.delta_L * 1e3)
+    extra = f" {'pred':>8} {'at ΔL':>8}" if a.delta_L else ""
+    print(f"{'traced (ms)':>19} {'drift':>9} {'growth':>8} {'in MPI':>8} {'>=1ms':>7}{extra}  calls (rank {a.rank})")
     for r in rows:
         calls = ", ".join(f"{k.removeprefix('MPI_')} {v}" for k, v in r["calls"].items())
+        cells = ""
+        if a.delta_L:
+            cells = "".join(f" {r[k]:8.2f}" if r[k] is not None else f" {'-':>8}" for k in ("pred_ms", "pred_dl_ms"))
         print(
             f"{r['traced_from_ms']:8.1f}..{r['traced_to_ms']:8.1f} {r['drift_ms']:9.1f} "
-            f"{r['drift_growth_ms']:+8.1f} {r['in_mpi_ms']:8.1f} {r['in_long_calls_ms']:7.1f}  {calls}"
+            f"{r['drift_growth_ms']:+8.1f} {r['in_mpi_ms']:8.1f} {r['in_long_calls_ms']:7.1f}{cells}  {calls}"
         )
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))

@@ -91,12 +91,13 @@ fn unobserved_cancellations_are_assumed() {
 }
 
 /// The computations of rank 0 (non-zero calcs) of a trace whose rank 0 posts an Irecv at 10 µs,
-/// writes `polls` (records between 10 and 65 µs) and completes the receive at 70 µs.
-fn polled_calcs(name: &str, polls: &str) -> (Scheduled, Vec<u64>) {
+/// writes `polls` (records between 10 and 65 µs) and completes the receive with an MPI_Test at
+/// `done_at` µs.
+fn polled_calcs(name: &str, polls: &str, done_at: u32) -> (Scheduled, Vec<u64>) {
     let mut r0 = head(0, 2);
     r0 += "MPI_Irecv:10.000:1:1:1,4,4:1:0:100,0,2:800:10.000\n"; // 1
     r0 += polls;
-    r0 += "MPI_Test:70.000:800:804:0:71.000\n#@ done 1\n";
+    r0 += &format!("MPI_Test:{done_at}.000:800:804:0:{}.000\n#@ done 1\n", done_at + 1);
     r0 += "MPI_Finalize:100.000:-\n#@ end finalize\n";
     let mut r1 = head(1, 2);
     r1 += "MPI_Send:50.000:1:1:1,4,4:0:0:100,1,2:51.000\n";
@@ -110,30 +111,36 @@ fn polled_calcs(name: &str, polls: &str) -> (Scheduled, Vec<u64>) {
 
 /// A folded record of 1000 unsuccessful polls back to back (48 of its 50 µs inside the calls)
 /// is waiting: MPI time, taken out of the computation between the Irecv and the Test that
-/// completes it, as the time of a single unsuccessful Iprobe is.
+/// completes it, as the time of a single unsuccessful Iprobe is. The Test that completes it
+/// right after the polls moves nothing (a waiting loop has no poll interval to round to;
+/// tests/schedule_polls.rs).
 #[test]
 fn waiting_polls_are_not_computation() {
     let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=48.000\nMPI_Iprobe:60.000:1:0:100,0,2:804:0:65.000\n";
-    let (s, calcs) = polled_calcs("polls-wait", polls);
+    let (s, calcs) = polled_calcs("polls-wait", polls, 65);
     assert_eq!((s.stats.polls, s.stats.poll_records, s.stats.poll_ns, s.stats.poll_work_ns), (1001, 2, 53_000, 0));
-    // 10 µs before the Irecv, 60 - 53 = 7 µs until the successful Test, 29 µs after it
-    assert_eq!(calcs, vec![10_000, 7_000, 29_000]);
+    assert_eq!(s.stats.poll_shifts, 0);
+    // 10 µs before the Irecv, 55 - 53 = 2 µs until the successful Test, 34 µs after it
+    assert_eq!(calcs, vec![10_000, 2_000, 34_000]);
 }
 
 /// A fold with 20 of its 50 µs outside the calls is a work loop polling once per iteration
 /// (HPCC's RandomAccess): its polls' time stays computation. A `busy` beyond the record's span
-/// (the tracer's sampled estimate, inflated by a preempted poll) counts as the span.
+/// (the tracer's sampled estimate, inflated by a preempted poll) counts as the span. The Test
+/// that ends the loop at 70 µs moves half its mean poll interval (60 µs over the polls before
+/// it, / 2) of the computation before it to after it (tests/schedule_polls.rs).
 #[test]
 fn work_loop_polls_stay_computation() {
     let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=30.000\nMPI_Iprobe:60.000:1:0:100,0,2:804:0:65.000\n";
-    let (s, calcs) = polled_calcs("polls-work", polls);
+    let (s, calcs) = polled_calcs("polls-work", polls, 70);
     assert_eq!((s.stats.poll_ns, s.stats.poll_work_ns), (5_000, 30_000));
-    assert_eq!(calcs, vec![10_000, 55_000, 29_000]);
+    assert_eq!(s.stats.poll_shift_ns, 29); // 60 µs / 1,001 polls / 2
+    assert_eq!(calcs, vec![10_000, 55_000 - 29, 29_000 + 29]);
 
     let polls = "MPI_Test:10.000:800:804:0:60.000\n#@ done -\n#@ polls n=1000 busy=900.000\n";
-    let (s, calcs) = polled_calcs("polls-inflated", polls);
+    let (s, calcs) = polled_calcs("polls-inflated", polls, 70);
     assert_eq!((s.stats.poll_ns, s.stats.poll_work_ns), (50_000, 0));
-    assert_eq!(calcs, vec![10_000, 10_000, 29_000]);
+    assert_eq!(calcs, vec![10_000, 10_000 - 30, 29_000 + 30]);
 }
 
 /// Wildcard receives a trace cannot resolve are named by file and line, with the reason.

@@ -613,6 +613,8 @@ fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOption
     d.set_item("poll_records", s.poll_records)?;
     d.set_item("poll_ns", s.poll_ns)?;
     d.set_item("poll_work_ns", s.poll_work_ns)?;
+    d.set_item("poll_shifts", s.poll_shifts)?;
+    d.set_item("poll_shift_ns", s.poll_shift_ns)?;
     d.set_item("negative_gaps", s.negative_gaps)?;
     d.set_item("notes", s.notes.clone())?;
     Ok(d)

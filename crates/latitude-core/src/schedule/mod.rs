@@ -13,6 +13,7 @@ mod coll;
 mod comms;
 mod p2p;
 mod pipeline;
+mod polls;
 mod rank;
 mod requests;
 mod tags;
@@ -99,6 +100,10 @@ pub struct ScheduleStats {
     pub poll_records: u64,
     pub poll_ns: u64,
     pub poll_work_ns: u64,
+    /// Completions that ended a work loop's polling, and the computation (ns) moved from
+    /// before them to after them (half a poll interval each, at most 10 µs; docs/schedule.md).
+    pub poll_shifts: u64,
+    pub poll_shift_ns: u64,
     pub negative_gaps: u64,
     pub notes: Vec<String>,
 }
@@ -343,6 +348,13 @@ fn request_notes(stats: &mut ScheduleStats) {
             stats.poll_records,
             stats.poll_ns as f64 / 1e6,
             stats.poll_work_ns as f64 / 1e6
+        ));
+    }
+    if stats.poll_shifts > 0 {
+        stats.notes.push(format!(
+            "{} completions ended a work loop's polling: {:.3} ms of computation (half a poll interval each, at most 10 µs) moved from before them to after them, where the loop's next poll would have seen a later message",
+            stats.poll_shifts,
+            stats.poll_shift_ns as f64 / 1e6
         ));
     }
 }

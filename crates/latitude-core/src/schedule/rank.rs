@@ -11,19 +11,18 @@
 //! records) are MPI time when the rank was waiting: their time inside the calls (`busy` for a
 //! folded record) is taken out of the computation they fall in, since the model re-creates the
 //! waiting they did. The polls of a work loop (a folded record with the application's own work
-//! between its polls) stay computation (Rank::polled).
+//! between its polls) stay computation (Rank::polled), and the completion that ends a work
+//! loop's polling moves half a poll interval of the computation before it to after it
+//! (polls.rs).
 
 use super::comms::{Comm, Handles, Unusable};
+use super::polls::{PollRun, WORK_LOOP_SHARE};
 use super::requests::{Requests, Stride};
 use super::{MpiFlavor, Shared};
 use crate::error::{Error, Result};
 use crate::graph::{Dep, Op};
 use crate::trace::{Call, Header, Record, Time};
 use rustc_hash::FxHashMap as FxMap;
-
-/// A folded poll record with more than 1/WORK_LOOP_SHARE of its span outside the calls is a
-/// work loop (Rank::polled).
-const WORK_LOOP_SHARE: i128 = 10;
 
 /// MPI constants of the traced library.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +59,11 @@ pub struct RankState<'s, 'o> {
     start: Option<Time>,
     /// Time inside polls since the last handled call (ns): not computation.
     pub(super) polled: i128,
+    /// The polls since the last handled call.
+    run: PollRun,
+    /// Computation moved past the completion that ended a work loop's polling (ns): the next
+    /// computation's.
+    carry: i128,
     pub(super) prev: Vec<(u32, Dep)>,
     pub(super) next: Vec<(u32, Dep)>,
     finalized: bool,
@@ -93,6 +97,8 @@ impl<'s, 'o> RankState<'s, 'o> {
             coll_seq: FxMap::default(),
             start: None,
             polled: 0,
+            run: PollRun::default(),
+            carry: 0,
             prev: Vec::new(),
             next: Vec::new(),
             finalized: false,
@@ -144,7 +150,13 @@ impl<'s, 'o> RankState<'s, 'o> {
             self.sh.stats.negative_gaps += 1;
             ns = 0;
         }
-        ns = (ns - std::mem::take(&mut self.polled)).max(0);
+        ns = (ns - std::mem::take(&mut self.polled)).max(0) + std::mem::take(&mut self.carry);
+        if let Some(h) = std::mem::take(&mut self.run).shift(rec, self.sh.opts.timemult) {
+            let h = h.min(ns);
+            (ns, self.carry) = (ns - h, h);
+            self.sh.stats.poll_shifts += 1;
+            self.sh.stats.poll_shift_ns += h as u64;
+        }
         let c = self.add(rec.line, Op::calc(ns as u64))?;
         let (mut next, mut prev) = (std::mem::take(&mut self.next), std::mem::take(&mut self.prev));
         for &(x, d) in &next {
@@ -166,7 +178,8 @@ impl<'s, 'o> RankState<'s, 'o> {
     /// record with more of the application's own work between its polls is a work loop that
     /// tests once per iteration (HPCC's RandomAccess: ~1,700 polls with an update generated
     /// between each two): it makes its polls whatever the network does, so their time stays
-    /// computation, as the work between them does.
+    /// computation, as the work between them does. Every poll joins the rank's poll run, which
+    /// the completion that ends it may shift (polls.rs).
     pub(super) fn polled(&mut self, rec: &Record) {
         let span = self.duration(rec);
         let (n, ns) = match rec.ext.polls {
@@ -178,6 +191,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         };
         self.sh.stats.polls += n;
         self.sh.stats.poll_records += 1;
+        self.run.add(rec, n, ns);
         if (span - ns) * WORK_LOOP_SHARE > span {
             self.sh.stats.poll_work_ns += ns as u64;
             return;
