@@ -6,12 +6,14 @@
 //! [`Record`]s (`calls::Call`), each with the extension lines that follow it. Malformed
 //! input gives a one-line error naming the file, the line and what was expected.
 
+pub mod call_types;
 pub mod calls;
 mod coll_layouts;
 pub mod ext;
 pub mod fields;
 mod files;
 mod ledger;
+mod names;
 mod reader;
 mod times;
 
