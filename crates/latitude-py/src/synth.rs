@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::errors::input_error;
-use crate::{wrap, Graph};
+use crate::graph::{wrap, Graph};
 
 fn parse(path: &str, text: Option<&str>) -> Result<JobFile, Error> {
     match text {
