@@ -199,7 +199,6 @@ pub enum Net {
 
 /// Run `$body` with `$r` bound to the concrete routes (monomorphized per kind, so the flat
 /// pass stays the flat pass).
-#[macro_export]
 macro_rules! on_net {
     ($net:expr, |$r:ident| $body:expr) => {
         match $net {
@@ -214,6 +213,7 @@ macro_rules! on_net {
         }
     };
 }
+pub(crate) use on_net;
 
 /// A bound network cached per graph (re-bound when the machine object changes).
 #[derive(Default)]

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::config::{Config, NetCache};
+use crate::config::{self, on_net, Config, NetCache};
 use crate::errors::input_error;
 
 use latitude_core::engine::rational::Rat;
@@ -19,8 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::{pair_rows, rat, schedule_options, schedule_stats, ticks, STEP_NAMES};
-use crate::on_net;
-use crate::{config, decompose, sim};
+use crate::decompose;
+use crate::sim;
 
 struct Inner {
     g: ExecGraph,
