@@ -200,6 +200,11 @@ void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int
     reset(r);
     r->t_post = ij_now();
     PMPI_Irecv(buf, count, dt, src, dtag, dcomm, &r->mreq);
+    /* a rendezvous message whose RTS is already here moves inside MPI_Irecv (Open MPI's
+     * single copy: 2 MiB take hundreds of µs), so the first poll is judged from the end of
+     * the posting call; an eager one needs no second clock read */
+    r->t_posted = r->bytes > ij.eager_limit ? ij_now() : r->t_post;
+    r->seen_loop = ij_loop;
     if (src == MPI_PROC_NULL)
         r->active = 0;
     else
@@ -217,7 +222,8 @@ void ij_send_restart(struct ij_req *r)
 void ij_recv_restart(struct ij_req *r)
 {
     reset(r);
-    r->t_post = ij_now();
+    r->t_post = r->t_posted = ij_now();
+    r->seen_loop = ij_loop;
     list_add(r);
 }
 
@@ -245,6 +251,7 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
                 continue;
             }
             q->t_seen = ij_now();
+            q->seen_loop = ij_loop;
         }
         q = q->next;
     }
@@ -254,8 +261,10 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
  * than WAITING_GAP_NS, so MPI completed the transfer while we were polling: it arrived within
  * the `gap` between the two polls, and `now` is its natural completion time to within that
  * gap (ij_release takes the gap's middle when the application worked between the polls).
- * IJ_AT_POST: the first poll, less than WAITING_GAP_NS after posting, saw it complete (exact
- * for a rendezvous message only, see ij_stream.c). */
+ * IJ_AT_POST: the first poll, less than WAITING_GAP_NS after the posting call returned or
+ * in the waiting loop that posted it, saw it complete; IJ_IN_LOOP: a later poll of the loop
+ * whose earlier poll found it incomplete (both exact for a rendezvous message only, see
+ * ij.h and ij_stream.c). */
 static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited,
                          uint64_t gap)
 {
@@ -289,6 +298,17 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
  * ij_progress that follows it is then a second pass for nothing. */
 static int drove_mpi;
 
+/* how the poll starting at t0 that found r complete saw it (the enum in ij.h) */
+static int how_seen(const struct ij_req *r, uint64_t t0)
+{
+    int same_loop = ij_loop && r->seen_loop == ij_loop;
+    if (!r->t_seen)
+        return t0 - r->t_posted <= WAITING_GAP_NS || same_loop ? IJ_AT_POST : IJ_UNSEEN;
+    if (t0 - r->t_seen <= WAITING_GAP_NS)
+        return IJ_WAITED;
+    return same_loop ? IJ_IN_LOOP : IJ_UNSEEN;
+}
+
 static int poll_recv(struct ij_req *r)
 {
     if (!r->done) {
@@ -301,11 +321,11 @@ static int poll_recv(struct ij_req *r)
         drove_mpi = 1;
         if (!flag) {
             r->t_seen = t0;
+            r->seen_loop = ij_loop;
             return 0;
         }
         uint64_t now = ij_now();
-        int waited = r->t_seen ? (t0 - r->t_seen <= WAITING_GAP_NS ? IJ_WAITED : IJ_UNSEEN)
-                               : (t0 - r->t_post <= WAITING_GAP_NS ? IJ_AT_POST : IJ_UNSEEN);
+        int waited = how_seen(r, t0);
         observe_recv(r, now, &st, waited, waited == IJ_WAITED ? t0 - r->t_seen : 0);
     }
     return ij_now() >= r->t_release;
@@ -365,6 +385,7 @@ static int poll_send(struct ij_req *r)
         uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + ij_delta(r->c, r->peer);
         r->t_release = rel > r->t_done ? rel : r->t_done;
         r->known = 1;
+        ij.send_held_ns += r->t_release - r->t_done;
         if (ij.debug > 0) {
             ij.debug--;
             fprintf(stderr, "inject[%d] send %llu B started at %.3f us: FIN seen %+.3f us, "
