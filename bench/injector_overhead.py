@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validation import APPS  # noqa: E402
+from validation import APPS, APPS_DIR  # noqa: E402
 
 TIMER = re.compile(r"^(?:elapsed_s (\S+)|Loop time of (\S+) on)", re.M)
 MODES = ("plain", "traced", "injected")
@@ -52,12 +52,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--bin", default=APPS_DIR, help="directory of the built apps/ programs (default apps/)")
     a = ap.parse_args()
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     rows = []
     for name in a.apps.split(","):
-        prog = APPS[name][1]
+        prog = [w.replace("{bin}", a.bin) for w in APPS[name][1]]
         times = {m: [] for m in MODES}
         with tempfile.TemporaryDirectory(prefix="latitude-ovh-") as tmp:
             for m in MODES:  # warm-up: builds the tracer / injector once, pages the binary in
