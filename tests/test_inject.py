@@ -262,33 +262,32 @@ def test_unsuccessful_test_costs_little_more_than_mpis(ompi_apps):
 
 
 HOLD_CASES = [
-    ("alltoall", ["--n", "1024", "--iters", "10"], True),  # MPI_Alltoall of 2 MiB blocks
-    ("gaps", ["--pattern", "sendrecv", "--bytes", "2097152", "--iters", "20", "--work", "0"], True),
-    ("gaps", ["--pattern", "exchange", "--bytes", "65536", "--iters", "200", "--work", "0"], False),
+    ("alltoall", ["--n", "1024", "--iters", "10"]),  # MPI_Alltoall of 2 MiB blocks
+    ("gaps", ["--pattern", "sendrecv", "--bytes", "2097152", "--iters", "20", "--work", "0"]),
+    ("gaps", ["--pattern", "exchange", "--bytes", "65536", "--iters", "200", "--work", "0"]),
 ]
 
 
-@pytest.mark.parametrize("app,args,large", HOLD_CASES, ids=["alltoall-2MiB", "sendrecv-2MiB", "exchange-64KiB"])
-def test_nothing_held_past_its_natural_completion_at_zero_delta(ompi_apps, app, args, large):
-    """At ΔL = 0 the release rule holds no receive past its natural completion: the report's
-    held_rule_ns (the holds the rule decided, without the injector's own work per receive) is 0
-    on every rank, whatever the load. A rendezvous sender then waits for its FIN only about the
-    receiver's own work (for 2 MiB messages well under 5 % of their natural time). Before, a
-    rendezvous receive posted after its sender started (alltoall's and Sendrecv's, about every
-    other call) was held until t_send + the median one-way of earlier exact samples, however
-    fast its own transfer had been, and a receive seen complete after a long progress call
-    (Open MPI moves 2 MiB inside one) counted as not seen; the FIN then carried that late
-    release, and its own one-way could be a 2 MiB block's: 0.5–1 ms per MPI_Alltoall of 2 MiB
-    blocks on the development VM, the validation study's +16 % at ΔL = 0."""
+@pytest.mark.parametrize("app,args", HOLD_CASES, ids=["alltoall-2MiB", "sendrecv-2MiB", "exchange-64KiB"])
+def test_nothing_held_past_its_natural_completion_at_zero_delta(ompi_apps, app, args):
+    """At ΔL = 0 the release rules hold no receive and no rendezvous sender past its natural
+    completion: the report's held_rule_ns (what the rule added to receives, without the
+    injector's own work per receive) and send_held_ns (senders waiting for their FIN past
+    MPI's completion) are 0 on every rank, whatever the load. Before, a rendezvous receive
+    posted after its sender started (alltoall's and Sendrecv's, about every other call) was
+    held until t_send + the median one-way of earlier exact samples, however fast its own
+    transfer had been, and a receive seen complete after a long progress call (Open MPI moves
+    2 MiB inside one) counted as not seen; the sender waited for a FIN carrying that late
+    release, or for a receiver that observed its receive only after a transfer of its own:
+    0.5–1 ms per MPI_Alltoall of 2 MiB blocks on the development VM, the validation study's
+    +16 % at ΔL = 0."""
     from latitude import inject as ij
 
     launch = ij.Launch.resolve([*ompi(2), str(ompi_apps / app), *args])
     res = ij.run_injected(launch, ij.InjectOptions(eager_limit=4040), timeout=300)
     for r in res.ranks:
         c = {k: int(v) for k, v in r.counters.items() if k.endswith(("_ns", "rendezvous"))}
-        assert c["rendezvous"] >= 20 and c["held_rule_ns"] == 0, r.counters
-        if large:
-            assert c["send_held_ns"] <= 0.05 * c["send_wait_ns"], r.counters
+        assert c["rendezvous"] >= 20 and c["held_rule_ns"] == 0 and c["send_held_ns"] == 0, r.counters
 
 
 def _versus_mpi(ompi_apps, pattern: str, nbytes: int) -> float:
@@ -308,8 +307,9 @@ def _versus_mpi(ompi_apps, pattern: str, nbytes: int) -> float:
 def test_injected_alltoall_costs_little_more_than_mpis(ompi_apps):
     """MPI_Alltoall of 2 MiB blocks on 2 ranks through the injector at ΔL = 0 against Open
     MPI's own (PMPI_Alltoall: a Sendrecv and a copy of the own block) in the same process, 25
-    interleaved blocks: the injector's timestamps, FIN and own work add a few per cent. Before
-    the holds above were removed it took 1.4–2.4× as long on the development VM. Other load
+    interleaved blocks: the injector's timestamps, FIN and own work add a few per cent (median
+    ratio 1.03 in 10 runs, at most 1.10). Before the holds above were removed it took 1.4–2.6×
+    as long in most runs on the development VM. Other load
     slows both sides alike (it only pulls the ratio towards 1), so a miss is measured again,
     up to 3 times, before it counts."""
     for _ in range(3):

@@ -19,7 +19,8 @@
  *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake
  *    protocol of the LLAMP paper's App. B (docs/model.md, model.rs): the receiver completes
  *    3·ΔL later (RTS, read request, data) and the sender completes when a FIN message that
- *    the receiver sends at its release time reaches it (a 4th ΔL).
+ *    the receiver sends at its release time reaches it (a 4th ΔL; no later than its own
+ *    natural completion plus what ΔL added to the receive and a 4th ΔL, ij_req.c).
  *  - ΔL may differ per pair of ranks (emulated nodes, LATITUDE_INJECT_PAIR_DELTA): every rule
  *    above uses the pair's ΔL, ij_delta(comm, peer) = ΔL + the pair's extra (ij_comm.c).
  *  - All ranks of a node read one clock (CLOCK_MONOTONIC); ranks on other nodes correct
@@ -93,7 +94,8 @@ struct ij_fin {
     uint64_t t_release; /* when the receiver released the message */
     uint64_t t_sent;    /* when the FIN was sent (its natural one-way, ij_req.c) */
     uint32_t seq;
-    uint32_t pad;
+    uint32_t hold;      /* what the release rule added to the receive (ns, saturated): 0 at
+                         * ΔL = 0, 2–3·ΔL for a rendezvous */
 };
 
 /* A timestamp with bytes = IJ_TS_RETRACT withdraws message `seq`: its send was cancelled. */
@@ -159,7 +161,7 @@ void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out
 struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel);
 /* the FIN of message `seq` from peer, if it has arrived; *fresh: it arrived in this call */
 int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out, int *fresh);
-void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release);
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release, uint64_t hold);
 void ij_ow_sample(uint64_t bytes, uint64_t ow);
 double ij_ow_hat(uint64_t bytes);
 /* how a receive's completion time t_done was observed (ij_req.c, poll_recv) */
@@ -175,8 +177,9 @@ enum {
 };
 /* gap: for IJ_WAITED, the time from the last poll that found the transfer incomplete to the
  * one that found it complete (the arrival lies in between) */
+/* *rule_hold: what the rule added beyond t_done, without the injector's own work */
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
-                    uint64_t delta);
+                    uint64_t delta, uint64_t *rule_hold);
 /* polls closer than this are a waiting loop: the completing poll's time is the completion */
 #define IJ_TIGHT_POLL_NS 1000
 /* the injector's work on one observed receive, t_done to its end (shifts releases) */

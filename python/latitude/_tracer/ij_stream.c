@@ -228,9 +228,9 @@ struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t
 }
 
 /* ---- FIN streams ---- */
-void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release)
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release, uint64_t hold)
 {
-    struct ij_fin f = {t_release, ij_now(), seq, 0};
+    struct ij_fin f = {t_release, ij_now(), seq, hold < UINT32_MAX ? (uint32_t)hold : UINT32_MAX};
     ij_post_small(&f, sizeof f, dst, IJ_TAG_FIN(chan), c->shadow);
     ij.n_fin++;
 }
@@ -404,7 +404,7 @@ static uint64_t handshake(const struct ij_ts *ts, uint64_t t_post, uint64_t t_na
     return t_nat + 2 * delta + late;
 }
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
-                    uint64_t delta)
+                    uint64_t delta, uint64_t *rule_hold)
 {
     uint64_t now = ij_now();
     uint64_t shift = work.n ? work.sorted[work.n / 2] : now > t_done ? now - t_done : 0;
@@ -437,6 +437,7 @@ uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, in
     if (rel < t_done)
         rel = t_done;
     ij.held_rule_ns += rel - t_done;
+    *rule_hold = rel - t_done;
     rel += shift;
     ij.held_ns += rel - t_done;
     if (ij.debug > 0) {
