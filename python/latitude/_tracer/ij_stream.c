@@ -403,6 +403,7 @@ static uint64_t handshake(const struct ij_ts *ts, uint64_t t_post, uint64_t t_na
     uint64_t late = a + delta > start ? a + delta - start : 0;
     return t_nat + 2 * delta + late;
 }
+
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
                     uint64_t delta, uint64_t *rule_hold)
 {
@@ -426,7 +427,7 @@ uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, in
         double e = ij_ow_hat(ts->bytes);
         ow = e > 0 ? (uint64_t)e : 0;
         /* the message arrived no later than it was seen complete: an estimate beyond that
-         * (its samples taken under other conditions — the first calls' page faults, cold
+         * (its samples taken under other conditions: the first calls' slower transfers, cold
          * caches, preemption) held it past its natural completion even at ΔL = 0 */
         uint64_t seen = t_done > ts->t_send ? t_done - ts->t_send : 0;
         if (ow > seen)
