@@ -15,6 +15,9 @@
  *   testcost   not a pattern: what one unsuccessful MPI_Test costs — rank 1 polls a receive
  *              that rank 0 satisfies only afterwards, in 20 batches of --iters calls, and
  *              prints the fastest batch's ns per call ("test_ns", stderr)
+ * --versus-mpi (exchange, sendrecv, alltoall; under the injector at ΔL = 0): the pattern through
+ * the injector against the same calls made straight to MPI (PMPI_, which the injector does not
+ * wrap) in the same process, interleaved — what the injector itself adds ("versus_mpi_ratio").
  * The work is a spin on the clock (a fixed duration whatever the machine's speed or load),
  * so the only time that differs between runs is MPI's and the injector's.
  * stdout is deterministic (a checksum); "elapsed_s" (the timed loop) goes to stderr. */
@@ -30,7 +33,11 @@ static const char *usage =
     "  --work NS     work before each repetition, ns of spinning (default 20000)\n"
     "  --chunk NS    poll: work between two MPI_Test calls, ns (default 1000)\n"
     "  --paired-delta-us X  under the injector: the growth of one repetition from ΔL = 0 to X,\n"
-    "                switched inside the run (25 blocks of --iters repetitions per ΔL)\n";
+    "                switched inside the run (25 blocks of --iters repetitions per ΔL)\n"
+    "  --versus-mpi  under the injector: the pattern (exchange, sendrecv or alltoall) through the\n"
+    "                injector against PMPI_ calls (MPI's own), 25 blocks of --iters each\n"
+    "  --cold        sweep 32 MiB before each repetition: caches cold, as after an application's\n"
+    "                own work on large arrays\n";
 
 static void spin(long ns)
 {
@@ -40,6 +47,15 @@ static void spin(long ns)
 }
 
 static int rank, size;
+
+/* --cold: write one byte per cache line of a buffer larger than the last-level cache */
+#define COLD_BYTES (32u << 20)
+static unsigned char *cold_buf;
+static void make_cold(void)
+{
+    for (size_t i = 0; cold_buf && i < COLD_BYTES; i += 64)
+        cold_buf[i]++;
+}
 
 static void poll_until(MPI_Request *r, long chunk)
 {
@@ -126,6 +142,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* one repetition straight to MPI (--versus-mpi): the PMPI_ twins of one_rep's calls */
+static double direct_rep(const char *pattern, char *out, char *in, int n, int peer, long work, long it)
+{
+    spin(work);
+    if (!strcmp(pattern, "exchange")) {
+        MPI_Request r[2];
+        PMPI_Irecv(in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[0]);
+        PMPI_Isend(out, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[1]);
+        PMPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    } else if (!strcmp(pattern, "sendrecv")) {
+        PMPI_Sendrecv(out, n, MPI_CHAR, peer, 0, in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    } else {
+        PMPI_Alltoall(out, n, MPI_CHAR, in, n, MPI_CHAR, MPI_COMM_WORLD);
+    }
+    return (unsigned char)in[it % n];
+}
+
 /* --paired-delta-us X (under the injector): 25 blocks, in each --iters repetitions at ΔL = 0
  * and at ΔL = X (order reversed every other block), ΔL switched with MPI_Pcontrol(7001) on
  * every rank at the same point; a block's time per ΔL is the median of its repetitions on rank
@@ -147,6 +181,7 @@ static void paired_growth(const char *pattern, char *out, char *in, int n, int p
             MPI_Pcontrol(7001, which ? delta_us * 1e3 : 0.0);
             C(MPI_Barrier)(MPI_COMM_WORLD);
             for (long it = 0; it < iters; it++) {
+                make_cold();
                 double t0 = now_s();
                 *sum += one_rep(pattern, out, in, n, peer, work, chunk, it);
                 t[it] = now_s() - t0;
@@ -162,6 +197,42 @@ static void paired_growth(const char *pattern, char *out, char *in, int n, int p
     if (rank == 0) {
         fprintf(stderr, "paired_growth_us %.3f\n", diff[BLOCKS / 2]);
         printf("gaps %s paired: done\n", pattern);
+    }
+}
+
+/* --versus-mpi: 25 blocks, in each --iters repetitions through the injector and as many
+ * straight to MPI (order reversed every other block); per block each side's median on rank 0,
+ * the median over blocks of their ratio — paired like --paired-delta-us, so other load and
+ * slow drifts of the machine hit both sides alike. Prints "versus_mpi_ratio" and the medians
+ * over blocks, "versus_mpi_us <injector> <MPI>". */
+static void versus_mpi(const char *pattern, char *out, char *in, int n, int peer, long work, long iters,
+                       double *sum)
+{
+    double ratio[BLOCKS], us[2][BLOCKS], *t = malloc(sizeof *t * (size_t)iters);
+    for (int b = 0; b < BLOCKS; b++) {
+        for (int k = 0; k < 2; k++) {
+            int direct = b % 2 ? 1 - k : k;
+            PMPI_Barrier(MPI_COMM_WORLD);
+            for (long it = 0; it < iters; it++) {
+                make_cold();
+                double t0 = now_s();
+                *sum += direct ? direct_rep(pattern, out, in, n, peer, work, it)
+                               : one_rep(pattern, out, in, n, peer, work, 0, it);
+                t[it] = now_s() - t0;
+            }
+            qsort(t, (size_t)iters, sizeof *t, cmp_double);
+            us[direct][b] = t[iters / 2] * 1e6;
+        }
+        ratio[b] = us[0][b] / us[1][b];
+    }
+    free(t);
+    qsort(ratio, BLOCKS, sizeof ratio[0], cmp_double);
+    qsort(us[0], BLOCKS, sizeof us[0][0], cmp_double);
+    qsort(us[1], BLOCKS, sizeof us[1][0], cmp_double);
+    if (rank == 0) {
+        fprintf(stderr, "versus_mpi_ratio %.3f\nversus_mpi_us %.1f %.1f\n", ratio[BLOCKS / 2],
+                us[0][BLOCKS / 2], us[1][BLOCKS / 2]);
+        printf("gaps %s versus MPI: done\n", pattern);
     }
 }
 
@@ -182,10 +253,14 @@ int main(int argc, char **argv)
     int ok = 0;
     for (int i = 0; i < 9; i++)
         ok |= !strcmp(pattern, known[i]);
+    int versus = arg_flag("--versus-mpi");
+    if (versus)
+        ok &= !strcmp(pattern, "exchange") || !strcmp(pattern, "sendrecv") || !strcmp(pattern, "alltoall");
     if (!ok || iters <= 0 || bytes < 8 || work < 0 || chunk < 0 || (p2p && size % 2)) {
         if (rank == 0)
-            fprintf(stderr, "gaps: expected a known --pattern, --iters > 0, --bytes >= 8, work >= 0 "
-                            "and (point-to-point) an even number of ranks\n%s", usage);
+            fprintf(stderr, "gaps: expected a known --pattern (with --versus-mpi: exchange, sendrecv "
+                            "or alltoall), --iters > 0, --bytes >= 8, work >= 0 and (point-to-point) "
+                            "an even number of ranks\n%s", usage);
         C(MPI_Abort)(MPI_COMM_WORLD, 2);
     }
     size_t blk = (size_t)bytes * (strcmp(pattern, "alltoall") ? 1 : (size_t)size);
@@ -194,6 +269,15 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         out[i] = (char)(rank + i);
     double sum = 0;
+    if (arg_flag("--cold") && !(cold_buf = calloc(COLD_BYTES, 1))) {
+        fprintf(stderr, "gaps: out of memory\n");
+        C(MPI_Abort)(MPI_COMM_WORLD, 2);
+    }
+    if (versus) {
+        versus_mpi(pattern, out, in, n, peer, work, iters, &sum);
+        app_finish(MPI_COMM_WORLD, rank, size);
+        return 0;
+    }
     if (!strcmp(pattern, "testcost")) {
         test_cost(iters);
         app_finish(MPI_COMM_WORLD, rank, size);
@@ -206,8 +290,10 @@ int main(int argc, char **argv)
         return 0;
     }
     app_timer_start(MPI_COMM_WORLD);
-    for (long it = 0; it < iters; it++)
+    for (long it = 0; it < iters; it++) {
+        make_cold();
         sum += one_rep(pattern, out, in, n, peer, work, chunk, it);
+    }
     app_timer_stop(MPI_COMM_WORLD, rank);
     if (rank == 0)
         printf("gaps %s %ld x %ld B: checksum %.0f\n", pattern, iters, bytes, sum);

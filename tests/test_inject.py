@@ -261,6 +261,64 @@ def test_unsuccessful_test_costs_little_more_than_mpis(ompi_apps):
     assert ratio < 1.8, ratio
 
 
+HOLD_CASES = [
+    ("alltoall", ["--n", "1024", "--iters", "10"]),  # MPI_Alltoall of 2 MiB blocks
+    ("gaps", ["--pattern", "sendrecv", "--bytes", "2097152", "--iters", "20", "--work", "0"]),
+    ("gaps", ["--pattern", "exchange", "--bytes", "65536", "--iters", "200", "--work", "0"]),
+]
+
+
+@pytest.mark.parametrize("app,args", HOLD_CASES, ids=["alltoall-2MiB", "sendrecv-2MiB", "exchange-64KiB"])
+def test_nothing_held_past_its_natural_completion_at_zero_delta(ompi_apps, app, args):
+    """At ΔL = 0 the release rules hold no receive and no rendezvous sender past its natural
+    completion: the report's held_rule_ns (what the rule added to receives, without the
+    injector's own work per receive) and send_held_ns (senders waiting for their FIN past
+    MPI's completion) are 0 on every rank, whatever the load. Before, a rendezvous receive
+    posted after its sender started (alltoall's and Sendrecv's, about every other call) was
+    held until t_send + the median one-way of earlier exact samples, however fast its own
+    transfer had been, and a receive seen complete after a long progress call (Open MPI moves
+    2 MiB inside one) counted as not seen; the sender waited for a FIN carrying that late
+    release, or for a receiver that observed its receive only after a transfer of its own:
+    0.5–1 ms per MPI_Alltoall of 2 MiB blocks on the development VM, the validation study's
+    +16 % at ΔL = 0."""
+    from latitude import inject as ij
+
+    launch = ij.Launch.resolve([*ompi(2), str(ompi_apps / app), *args])
+    res = ij.run_injected(launch, ij.InjectOptions(eager_limit=4040), timeout=300)
+    for r in res.ranks:
+        c = {k: int(v) for k, v in r.counters.items() if k.endswith(("_ns", "rendezvous"))}
+        assert c["rendezvous"] >= 20 and c["held_rule_ns"] == 0 and c["send_held_ns"] == 0, r.counters
+
+
+def _versus_mpi(ompi_apps, pattern: str, nbytes: int) -> float:
+    """apps/gaps --versus-mpi under the injector at ΔL = 0: the pattern through the injector
+    against the same PMPI_ calls in one process, interleaved blocks; median ratio of block
+    medians."""
+    from latitude import inject as ij
+
+    # not --oversubscribe: Open MPI would yield the CPU while polling
+    mpi = [OMPI_RUN, *(["--allow-run-as-root"] if os.geteuid() == 0 else []), "-np", "2"]
+    argv = [*mpi, str(ompi_apps / "gaps"), "--pattern", pattern, "--bytes", str(nbytes)]
+    argv += ["--iters", "5", "--work", "0", "--versus-mpi"]
+    out = ij.run_injected(ij.Launch.resolve(mpi), ij.InjectOptions(eager_limit=4040), argv=argv, timeout=300)
+    return float(re.search(r"versus_mpi_ratio (\S+)", out.stderr).group(1))
+
+
+def test_injected_alltoall_costs_little_more_than_mpis(ompi_apps):
+    """MPI_Alltoall of 2 MiB blocks on 2 ranks through the injector at ΔL = 0 against Open
+    MPI's own (PMPI_Alltoall: a Sendrecv and a copy of the own block) in the same process, 25
+    interleaved blocks: the injector's timestamps, FIN and own work add a few per cent (median
+    ratio 1.03 in 10 runs, at most 1.10). Before the holds above were removed it took 1.4–2.6×
+    as long in most runs on the development VM. Other load
+    slows both sides alike (it only pulls the ratio towards 1), so a miss is measured again,
+    up to 3 times, before it counts."""
+    for _ in range(3):
+        ratio = _versus_mpi(ompi_apps, "alltoall", 2097152)
+        if ratio < 1.25:
+            break
+    assert ratio < 1.25, ratio
+
+
 def test_inject_json_report(ompi_apps):
     out = inject(
         [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"], "--delta-L", "10us", "--json"

@@ -19,7 +19,8 @@
  *    k = 1 for eager messages (s ≤ S). Rendezvous messages (s > S) follow the handshake
  *    protocol of the LLAMP paper's App. B (docs/model.md, model.rs): the receiver completes
  *    3·ΔL later (RTS, read request, data) and the sender completes when a FIN message that
- *    the receiver sends at its release time reaches it (a 4th ΔL).
+ *    the receiver sends at its release time reaches it (a 4th ΔL; no later than its own
+ *    natural completion plus what ΔL added to the receive and a 4th ΔL, ij_req.c).
  *  - ΔL may differ per pair of ranks (emulated nodes, LATITUDE_INJECT_PAIR_DELTA): every rule
  *    above uses the pair's ΔL, ij_delta(comm, peer) = ΔL + the pair's extra (ij_comm.c).
  *  - All ranks of a node read one clock (CLOCK_MONOTONIC); ranks on other nodes correct
@@ -52,6 +53,10 @@ struct ij_state {
     /* counters for the report */
     uint64_t n_recv, n_send, n_rndv, n_fin, n_coll, n_probe, n_exact;
     uint64_t held_ns;       /* total time receives were held beyond their natural completion */
+    uint64_t held_rule_ns;  /* the part of it the release rule decided, without the injector's
+                             * own work: 0 at ΔL = 0 (a message is never held past its natural
+                             * completion by the rule itself) */
+    uint64_t send_held_ns;  /* rendezvous senders held past MPI's completion for their FIN */
     uint64_t send_ns, recv_ns; /* total time from start to natural completion */
     uint64_t n_fallback;    /* collectives passed to MPI unchanged */
 };
@@ -89,7 +94,8 @@ struct ij_fin {
     uint64_t t_release; /* when the receiver released the message */
     uint64_t t_sent;    /* when the FIN was sent (its natural one-way, ij_req.c) */
     uint32_t seq;
-    uint32_t pad;
+    uint32_t hold;      /* what the release rule added to the receive (ns, saturated): 0 at
+                         * ΔL = 0, 2–3·ΔL for a rendezvous */
 };
 
 /* A timestamp with bytes = IJ_TS_RETRACT withdraws message `seq`: its send was cancelled. */
@@ -131,6 +137,18 @@ void ij_comm_free_all(void);
 /* ΔL of a message between this rank and `peer` of c: ΔL plus the pair's extra (emulated nodes) */
 uint64_t ij_delta(const struct ij_comm *c, int peer);
 
+/* ---- waiting loops (ij_state.c) ----
+ * A loop that polls until its requests are released (the Wait family, blocking sends,
+ * receives and Sendrecv, a blocking collective's schedule) runs with ij_loop set to an id of
+ * its own (an inner loop keeps the outer one's); the application works only outside them.
+ * A receive seen incomplete and later complete by polls of one loop completed inside it,
+ * however long an iteration took: MPI may move a whole rendezvous message inside one
+ * progress call made for another request (Open MPI's shared-memory single copy), which
+ * made the gap between two polls of the receive far longer than a waiting loop's. */
+extern uint64_t ij_loop;
+uint64_t ij_loop_enter(void);         /* returns what ij_loop_leave restores */
+void ij_loop_leave(uint64_t outer);
+
 /* ---- timestamp/FIN streams, one-way estimates, release rule (ij_stream.c) ---- */
 void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm);
 void ij_reap(int all);
@@ -143,19 +161,25 @@ void ij_ts_take(struct ij_comm *c, int chan, int src, int tag, struct ij_ts *out
 struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t **probe_rel);
 /* the FIN of message `seq` from peer, if it has arrived; *fresh: it arrived in this call */
 int ij_fin_take(struct ij_comm *c, int chan, int peer, uint32_t seq, struct ij_fin *out, int *fresh);
-void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release);
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release, uint64_t hold);
 void ij_ow_sample(uint64_t bytes, uint64_t ow);
 double ij_ow_hat(uint64_t bytes);
 /* how a receive's completion time t_done was observed (ij_req.c, poll_recv) */
 enum {
     IJ_UNSEEN = 0,  /* not while waiting: MPI may have completed it any time before */
     IJ_WAITED = 1,  /* by a poll that closely followed one that found it incomplete */
-    IJ_AT_POST = 2, /* by the first poll, right after posting: exact for a rendezvous */
+    IJ_AT_POST = 2, /* by the first poll, right after posting (or in the loop that posted it):
+                     * exact for a rendezvous */
+    IJ_IN_LOOP = 3, /* by a later poll of the waiting loop whose earlier poll found it
+                     * incomplete, after a long iteration: exact for a rendezvous (the receiver
+                     * moves the data in its own progress calls), not for an eager message
+                     * (which may have arrived anywhere in that iteration) */
 };
 /* gap: for IJ_WAITED, the time from the last poll that found the transfer incomplete to the
  * one that found it complete (the arrival lies in between) */
+/* *rule_hold: what the rule added beyond t_done, without the injector's own work */
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
-                    uint64_t delta);
+                    uint64_t delta, uint64_t *rule_hold);
 /* polls closer than this are a waiting loop: the completing poll's time is the completion */
 #define IJ_TIGHT_POLL_NS 1000
 /* the injector's work on one observed receive, t_done to its end (shifts releases) */
@@ -178,6 +202,8 @@ struct ij_req {
     int done;             /* MPI has completed the transfer (observed) */
     int known;            /* t_release is known */
     uint64_t t_seen;      /* last poll that found the transfer incomplete (0: none) */
+    uint64_t seen_loop;   /* recv: the waiting loop (ij_loop) of that poll, or of the posting */
+    uint64_t t_posted;    /* recv: end of the posting call (MPI may move the data inside it) */
     uint64_t t_fin_seen;  /* rendezvous send: last poll that found no FIN (0: none) */
     uint64_t t_done, t_release;
     MPI_Status st;

@@ -24,8 +24,10 @@ static struct ij_comm *app_comm(MPI_Comm comm)
 
 static void wait_one(struct ij_req *r)
 {
+    uint64_t outer = ij_loop_enter();
     while (!ij_poll(r))
         ij_progress();
+    ij_loop_leave(outer);
 }
 
 static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
@@ -77,8 +79,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
     if (!c || src == MPI_PROC_NULL)
         return PMPI_Recv(buf, count, dt, src, tag, comm, status);
     struct ij_req r = {0};
+    uint64_t outer = ij_loop_enter(); /* posted inside the waiting loop */
     ij_recv_begin(&r, c, IJ_APP, buf, count, dt, src, comm, tag);
     wait_one(&r);
+    ij_loop_leave(outer);
     ij_unlist(&r);
     return PMPI_Wait(&r.mreq, status);
 }
@@ -146,12 +150,14 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 /* send and receive concurrently; both released */
 static void pair(struct ij_req *s, struct ij_req *r)
 {
+    uint64_t outer = ij_loop_enter();
     for (;;) {
         int a = ij_poll(s), b = ij_poll(r);
         if (a && b)
-            return;
+            break;
         ij_progress();
     }
+    ij_loop_leave(outer);
 }
 
 int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
@@ -163,9 +169,11 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
         return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm,
                              status);
     struct ij_req s = {0}, r = {0};
+    uint64_t outer = ij_loop_enter(); /* posted inside the waiting loop */
     ij_recv_begin(&r, c, IJ_APP, rbuf, rcount, rdt, src, comm, rtag);
     ij_send_begin(&s, c, IJ_APP, sbuf, scount, sdt, dest, comm, stag, IJ_MODE_STD);
     pair(&s, &r);
+    ij_loop_leave(outer);
     ij_unlist(&r);
     PMPI_Wait(&s.mreq, MPI_STATUS_IGNORE);
     return PMPI_Wait(&r.mreq, status);
@@ -185,9 +193,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
         ij_fatal("out of memory");
     PMPI_Pack(buf, count, dt, tmp, size, &pos, comm);
     struct ij_req s = {0}, r = {0};
+    uint64_t outer = ij_loop_enter();
     ij_recv_begin(&r, c, IJ_APP, buf, count, dt, src, comm, rtag);
     ij_send_begin(&s, c, IJ_APP, tmp, pos, MPI_PACKED, dest, comm, stag, IJ_MODE_STD);
     pair(&s, &r);
+    ij_loop_leave(outer);
     ij_unlist(&r);
     PMPI_Wait(&s.mreq, MPI_STATUS_IGNORE);
     int rc = PMPI_Wait(&r.mreq, status);
@@ -214,6 +224,8 @@ static int probe_once(struct ij_comm *c, int src, int tag, int *flag, MPI_Status
         /* the envelope: a rendezvous message's RTS travels like a small eager message */
         uint64_t sz = e->bytes > ij.eager_limit ? 0 : e->bytes;
         double ow = waiting && now - waiting < 5000 ? (double)(now - e->t_send) : ij_ow_hat(sz);
+        if (ow > (double)now - (double)e->t_send) /* it is here now: arrived by now at the latest */
+            ow = (double)now - (double)e->t_send;
         uint64_t r = e->t_send + (uint64_t)(ow > 0 ? ow : 0) + ij_delta(c, st->MPI_SOURCE);
         *rel = r > now ? r : now;
         ij.n_probe++;
@@ -334,7 +346,10 @@ int MPI_Start(MPI_Request *req)
         ij_send_restart(r); /* the timestamp goes first */
     else if (r && r->kind == IJ_RECV)
         ij_recv_restart(r);
-    return PMPI_Start(req);
+    int rc = PMPI_Start(req);
+    if (r && r->kind == IJ_RECV && r->bytes > ij.eager_limit)
+        r->t_posted = ij_now(); /* the data may move inside PMPI_Start (ij_recv_begin) */
+    return rc;
 }
 
 int MPI_Startall(int n, MPI_Request reqs[])

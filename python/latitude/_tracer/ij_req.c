@@ -9,9 +9,12 @@
  * the same communicator that could have matched the same stream is checked and, if MPI has
  * completed it, observed first (ij_observe_matching).
  *
- * A rendezvous receive (s > S) sends a FIN carrying its release time to the sender as soon
- * as it is observed; the sender's request completes at max(natural completion,
- * t_release + one-way + ΔL), i.e. when the FIN, sent at the release, would arrive. Receives
+ * A rendezvous receive (s > S) sends a FIN carrying its release time (and what the rule
+ * added to it) to the sender as soon as it is observed; the sender's request completes at
+ * max(natural completion, min(t_release + one-way + ΔL, natural completion + added + ΔL)),
+ * i.e. when the FIN, sent at the release, would arrive — or, when the receiver observed its
+ * receive late, its own completion moved as much as ΔL moved the receive, plus the FIN's ΔL
+ * (both are 0 past the natural completion at ΔL = 0). Receives
  * that may be rendezvous (capacity > S) are observed by ij_progress from every waiting loop,
  * so a sender blocked on its FIN never waits for its receiver to call Wait.
  */
@@ -200,6 +203,11 @@ void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int
     reset(r);
     r->t_post = ij_now();
     PMPI_Irecv(buf, count, dt, src, dtag, dcomm, &r->mreq);
+    /* a rendezvous message whose RTS is already here moves inside MPI_Irecv (Open MPI's
+     * single copy: 2 MiB take hundreds of µs), so the first poll is judged from the end of
+     * the posting call; an eager one needs no second clock read */
+    r->t_posted = r->bytes > ij.eager_limit ? ij_now() : r->t_post;
+    r->seen_loop = ij_loop;
     if (src == MPI_PROC_NULL)
         r->active = 0;
     else
@@ -217,7 +225,8 @@ void ij_send_restart(struct ij_req *r)
 void ij_recv_restart(struct ij_req *r)
 {
     reset(r);
-    r->t_post = ij_now();
+    r->t_post = r->t_posted = ij_now();
+    r->seen_loop = ij_loop;
     list_add(r);
 }
 
@@ -245,6 +254,7 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
                 continue;
             }
             q->t_seen = ij_now();
+            q->seen_loop = ij_loop;
         }
         q = q->next;
     }
@@ -254,8 +264,10 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
  * than WAITING_GAP_NS, so MPI completed the transfer while we were polling: it arrived within
  * the `gap` between the two polls, and `now` is its natural completion time to within that
  * gap (ij_release takes the gap's middle when the application worked between the polls).
- * IJ_AT_POST: the first poll, less than WAITING_GAP_NS after posting, saw it complete (exact
- * for a rendezvous message only, see ij_stream.c). */
+ * IJ_AT_POST: the first poll, less than WAITING_GAP_NS after the posting call returned or
+ * in the waiting loop that posted it, saw it complete; IJ_IN_LOOP: a later poll of the loop
+ * whose earlier poll found it incomplete (both exact for a rendezvous message only, see
+ * ij.h and ij_stream.c). */
 static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, int waited,
                          uint64_t gap)
 {
@@ -276,11 +288,12 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
     struct ij_ts ts;
     uint64_t probe_rel;
     ij_ts_take(r->c, r->chan, st->MPI_SOURCE, st->MPI_TAG, &ts, &probe_rel);
-    r->t_release = ij_release(&ts, r->t_post, now, waited, gap, ij_delta(r->c, st->MPI_SOURCE));
+    uint64_t hold;
+    r->t_release = ij_release(&ts, r->t_post, now, waited, gap, ij_delta(r->c, st->MPI_SOURCE), &hold);
     r->known = 1;
     ij.n_recv++;
     if (ts.bytes > ij.eager_limit)
-        ij_send_fin(r->c, r->chan, st->MPI_SOURCE, ts.seq, r->t_release);
+        ij_send_fin(r->c, r->chan, st->MPI_SOURCE, ts.seq, r->t_release, hold);
     ij_own_work(ij_now() - now);
 }
 
@@ -288,6 +301,17 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
  * incomplete request makes one progress pass, Open MPI and MPICH alike): the kick of the
  * ij_progress that follows it is then a second pass for nothing. */
 static int drove_mpi;
+
+/* how the poll starting at t0 that found r complete saw it (the enum in ij.h) */
+static int how_seen(const struct ij_req *r, uint64_t t0)
+{
+    int same_loop = ij_loop && r->seen_loop == ij_loop;
+    if (!r->t_seen)
+        return t0 - r->t_posted <= WAITING_GAP_NS || same_loop ? IJ_AT_POST : IJ_UNSEEN;
+    if (t0 - r->t_seen <= WAITING_GAP_NS)
+        return IJ_WAITED;
+    return same_loop ? IJ_IN_LOOP : IJ_UNSEEN;
+}
 
 static int poll_recv(struct ij_req *r)
 {
@@ -301,11 +325,11 @@ static int poll_recv(struct ij_req *r)
         drove_mpi = 1;
         if (!flag) {
             r->t_seen = t0;
+            r->seen_loop = ij_loop;
             return 0;
         }
         uint64_t now = ij_now();
-        int waited = r->t_seen ? (t0 - r->t_seen <= WAITING_GAP_NS ? IJ_WAITED : IJ_UNSEEN)
-                               : (t0 - r->t_post <= WAITING_GAP_NS ? IJ_AT_POST : IJ_UNSEEN);
+        int waited = how_seen(r, t0);
         observe_recv(r, now, &st, waited, waited == IJ_WAITED ? t0 - r->t_seen : 0);
     }
     return ij_now() >= r->t_release;
@@ -361,10 +385,21 @@ static int poll_send(struct ij_req *r)
          * self-check's rendezvous growth fell short by ~0.4 µs). */
         if (fresh && r->t_fin_seen && t0 - r->t_fin_seen <= WAITING_GAP_NS && ij_now() > fin.t_sent)
             ij_ow_sample(sizeof fin, ij_now() - fin.t_sent);
+        /* The FIN's arrival at the receiver's release (absolute), or the sender's own natural
+         * completion moved by what the rule added to the receive and the FIN's ΔL (relative),
+         * whichever is earlier: both grow by 3–4·ΔL, but the absolute one also waits for the
+         * receiver to observe its receive — which it may do only after a transfer of its own
+         * (one MPI progress call moves a 2 MiB block), so at ΔL = 0 a 2 MiB alltoall's
+         * senders waited up to 0.5 ms per call that plain MPI does not. */
         double ow = ij_ow_hat(sizeof fin);
-        uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + ij_delta(r->c, r->peer);
+        uint64_t dl = ij_delta(r->c, r->peer);
+        uint64_t rel = fin.t_release + (uint64_t)(ow > 0 ? ow : 0) + dl;
+        uint64_t own = r->t_done + fin.hold + dl;
+        if (own < rel)
+            rel = own;
         r->t_release = rel > r->t_done ? rel : r->t_done;
         r->known = 1;
+        ij.send_held_ns += r->t_release - r->t_done;
         if (ij.debug > 0) {
             ij.debug--;
             fprintf(stderr, "inject[%d] send %llu B started at %.3f us: FIN seen %+.3f us, "

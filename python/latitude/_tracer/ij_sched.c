@@ -289,8 +289,10 @@ static int step(struct ij_sched *s)
 
 int ij_sched_run(struct ij_sched *s)
 {
+    uint64_t outer = ij_loop_enter();
     while (!step(s))
         ij_progress();
+    ij_loop_leave(outer);
     ij_sched_free(s);
     return MPI_SUCCESS;
 }

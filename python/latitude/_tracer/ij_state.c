@@ -11,6 +11,19 @@
 
 struct ij_state ij = {.eager_limit = UINT64_MAX, .coll = 1};
 
+uint64_t ij_loop;
+
+uint64_t ij_loop_enter(void)
+{
+    static uint64_t loops;
+    uint64_t outer = ij_loop;
+    if (!outer)
+        ij_loop = ++loops;
+    return outer;
+}
+
+void ij_loop_leave(uint64_t outer) { ij_loop = outer; }
+
 void ij_fatal(const char *fmt, ...)
 {
     va_list ap;

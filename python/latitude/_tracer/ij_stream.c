@@ -6,23 +6,29 @@
  * with tag t is the timestamp of the next message of the (source, t) stream.
  *
  * Release rule for a receive whose transfer MPI completed at t_done (observed by polling),
- * posted at t_post, of a message sent at t_s (ij_release):
+ * posted at R = t_post, of a message sent at t_s (ij_release):
  *     ow   = t_nat − t_s                  if the receiver was polling when it completed
  *                                         (and, for rendezvous, had posted before t_s):
  *                                         the natural send → receive time, measured exactly
- *          = ow_hat(s)                    otherwise (estimate from the exact measurements)
- *     eager (s ≤ S):      release = max(t_done, t_s + ow + ΔL)
- *     rendezvous (s > S): release = max(t_done, t_s + ow + 3ΔL, waited ? t_nat + 2ΔL : 0)
+ *          = min(ow_hat(s), t_done − t_s) otherwise (estimate from the exact measurements;
+ *                                         the message was there by t_done at the latest)
+ *     eager (s ≤ S):                 release = max(t_done, t_s + ow + ΔL)
+ *     rendezvous, receiver waiting:  release = t_nat + 2ΔL + max(0, a + ΔL − max(R, a))
+ *                                    with a = t_s + a₀, a₀ = ow_hat(small) the RTS's one-way
+ *     rendezvous, not seen waiting:  release = max(t_done, t_s + ow + 3ΔL)
  * where t_nat = t_done for a waiting loop, and t_done − gap/2 when the application polled
  * (MPI_Test) with work between polls gap > IJ_TIGHT_POLL_NS apart: the transfer completed
  * somewhere in that gap, and holding from the poll that saw it added gap/2 per message.
- * each plus w, the injector's own work on a receive (see "own work" below).
- * "waited" for a rendezvous also holds when the first poll, right after posting, found the
- * transfer complete (IJ_AT_POST): its data cannot move before the receive is posted, so a
- * transfer completed by that poll completed then. This is the common case of a receive posted
- * after the RTS arrived (MPI moves the data inside the first poll); without it the rule fell
- * back to t_s + ow_hat(s) + 3ΔL and lost the time from t_s to the posting (the self-check
- * measured 3ΔL − 3.5 µs for 8 KiB).
+ * each plus w, the injector's own work on a receive (see "own work" below). At ΔL = 0 every
+ * rule gives t_done + w: a message is never held past its natural completion.
+ * "Waiting" for a rendezvous (ij.h, ij_req.c how_seen): a poll closely following an
+ * unsuccessful one; the first poll right after the posting call returned, or in the waiting
+ * loop that posted it (IJ_AT_POST: its data cannot move before the receive is posted, and MPI
+ * moves it inside the posting call or the first poll when the RTS was already there; without
+ * this the rule lost the time from t_s to the posting: the self-check measured 3ΔL − 3.5 µs
+ * for 8 KiB); a later poll of the loop that saw it incomplete (IJ_IN_LOOP), however long an
+ * iteration took: Open MPI's shared-memory single copy moves a 2 MiB message inside one
+ * progress call, made while polling another request of the loop.
  * With natural t_done = max(R, t_s + a₀) + rest (R the posting time, a₀ the RTS arrival,
  * ow = a₀ + rest) the rendezvous rule is max(R, t_s + a₀ + ΔL) + rest + 2ΔL: the handshake
  * protocol's h + 2o + 2L + b(s)·G with L = L₀ + ΔL. The eager rule is the model's
@@ -31,8 +37,9 @@
  * ow_hat(s): the exact samples (receives above, and FINs seen by a sender waiting for them,
  * ij_req.c) are kept per power-of-two size class (the last 32 of each);
  * between the classes' median points (size, one-way) it interpolates linearly; above the
- * largest class it extrapolates with the slope b of LATITUDE_INJECT_OW; with no sample at
- * all it is a + b·s from LATITUDE_INJECT_OW.
+ * largest class it extrapolates with the slope b of LATITUDE_INJECT_OW, below the smallest it
+ * takes that class's value (linear from a when that class is a rendezvous size); with no
+ * sample at all it is a + b·s from LATITUDE_INJECT_OW.
  */
 #include "ij.h"
 
@@ -221,9 +228,9 @@ struct ij_ts *ij_ts_peek(struct ij_comm *c, int chan, int src, int tag, uint64_t
 }
 
 /* ---- FIN streams ---- */
-void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release)
+void ij_send_fin(struct ij_comm *c, int chan, int dst, uint32_t seq, uint64_t t_release, uint64_t hold)
 {
-    struct ij_fin f = {t_release, ij_now(), seq, 0};
+    struct ij_fin f = {t_release, ij_now(), seq, hold < UINT32_MAX ? (uint32_t)hold : UINT32_MAX};
     ij_post_small(&f, sizeof f, dst, IJ_TAG_FIN(chan), c->shadow);
     ij.n_fin++;
 }
@@ -336,8 +343,14 @@ double ij_ow_hat(uint64_t bytes)
     if (lo < 0 && hi < 0)
         return ij.ow_a + ij.ow_b * x;
 #define MED_OW(k) median(cls[k].sow, cls[k].n)
-    if (lo < 0)
+    /* below the smallest size measured: that size's one-way if it is an eager message
+     * (latency-bound); a rendezvous one is mostly its transfer and says little about a small
+     * message (a FIN, an RTS): linear from the fallback's intercept to it. Returning it as
+     * it was gave a 24-byte FIN the one-way of a 2 MiB block when only those were measured. */
+    if (lo < 0 && msz[hi] <= (double)ij.eager_limit)
         return MED_OW(hi);
+    if (lo < 0)
+        return ij.ow_a + (MED_OW(hi) - ij.ow_a) * x / msz[hi];
     if (hi < 0)
         return MED_OW(lo) + ij.ow_b * (x - msz[lo]);
     double x0 = msz[lo], x1 = msz[hi], y0 = MED_OW(lo), y1 = MED_OW(hi);
@@ -372,8 +385,27 @@ void ij_own_work(uint64_t w)
 }
 
 /* ---- the release rule (see the top comment) ---- */
+
+/* A rendezvous receive seen completing while the receiver polled (t_nat), posted at R =
+ * t_post: naturally t_nat = max(R, a) + rest, a = t_s + a₀ the RTS's arrival (a₀ a small
+ * message's one-way); with ΔL, max(R, a + ΔL) + rest + 2ΔL (the handshake of docs/model.md
+ * §1). Posted before the RTS arrived that is t_nat + 3ΔL, posted ΔL or more after it
+ * t_nat + 2ΔL. The message's whole one-way estimate in place of a₀ (as before) held a
+ * receive posted after the send started until t_s + ow_hat(s): hundreds of µs past its
+ * natural completion at ΔL = 0 for 2 MiB blocks when ow_hat came from slower samples. */
+static uint64_t handshake(const struct ij_ts *ts, uint64_t t_post, uint64_t t_nat, uint64_t delta)
+{
+    double e = ij_ow_hat(sizeof *ts); /* the RTS travels like the timestamp before it */
+    uint64_t a = ts->t_send + (e > 0 ? (uint64_t)e : 0);
+    if (a > t_nat)
+        a = t_nat;
+    uint64_t start = t_post > a ? t_post : a;
+    uint64_t late = a + delta > start ? a + delta - start : 0;
+    return t_nat + 2 * delta + late;
+}
+
 uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, int waited, uint64_t gap,
-                    uint64_t delta)
+                    uint64_t delta, uint64_t *rule_hold)
 {
     uint64_t now = ij_now();
     uint64_t shift = work.n ? work.sorted[work.n / 2] : now > t_done ? now - t_done : 0;
@@ -394,13 +426,19 @@ uint64_t ij_release(const struct ij_ts *ts, uint64_t t_post, uint64_t t_done, in
     } else {
         double e = ij_ow_hat(ts->bytes);
         ow = e > 0 ? (uint64_t)e : 0;
+        /* the message arrived no later than it was seen complete: an estimate beyond that
+         * (its samples taken under other conditions: the first calls' slower transfers, cold
+         * caches, preemption) held it past its natural completion even at ΔL = 0 */
+        uint64_t seen = t_done > ts->t_send ? t_done - ts->t_send : 0;
+        if (ow > seen)
+            ow = seen;
     }
-    uint64_t k = rndv ? 3 : 1;
-    uint64_t rel = ts->t_send + ow + k * delta;
-    if (rndv && waited && t_nat + 2 * delta > rel)
-        rel = t_nat + 2 * delta;
+    uint64_t rel = rndv && waited ? handshake(ts, t_post, t_nat, delta)
+                                  : ts->t_send + ow + (rndv ? 3 : 1) * delta;
     if (rel < t_done)
         rel = t_done;
+    ij.held_rule_ns += rel - t_done;
+    *rule_hold = rel - t_done;
     rel += shift;
     ij.held_ns += rel - t_done;
     if (ij.debug > 0) {

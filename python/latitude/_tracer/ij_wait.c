@@ -71,8 +71,10 @@ int MPI_Wait(MPI_Request *h, MPI_Status *st)
     struct ij_req *r = ij.active ? ij_req_find(*h) : NULL;
     if (!r)
         return PMPI_Wait(h, st);
+    uint64_t outer = ij_loop_enter();
     while (!ij_poll(r))
         ij_progress();
+    ij_loop_leave(outer);
     return finish(h, r, st);
 }
 
@@ -82,6 +84,7 @@ int MPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
         return PMPI_Waitall(n, hs, sts);
     struct recs rs;
     struct ij_req **r = lookup(&rs, n, hs);
+    uint64_t outer = ij_loop_enter();
     for (;;) {
         int all = 1;
         for (int i = 0; i < n; i++)
@@ -90,6 +93,7 @@ int MPI_Waitall(int n, MPI_Request hs[], MPI_Status sts[])
             break;
         ij_progress();
     }
+    ij_loop_leave(outer);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
         int e = finish(&hs[i], r[i], status_at(sts, i));
@@ -121,8 +125,10 @@ int MPI_Waitany(int n, MPI_Request hs[], int *index, MPI_Status *st)
     struct recs rs;
     struct ij_req **r = lookup(&rs, n, hs);
     int i, rc = MPI_SUCCESS;
+    uint64_t outer = ij_loop_enter();
     while ((i = first_ready(n, hs, r)) == -1)
         ij_progress();
+    ij_loop_leave(outer);
     *index = i;
     if (i == MPI_UNDEFINED) {
         MPI_Request null = MPI_REQUEST_NULL;
@@ -156,8 +162,10 @@ int MPI_Waitsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status s
         return PMPI_Waitsome(n, hs, outcount, idx, sts);
     struct recs rs;
     struct ij_req **r = lookup(&rs, n, hs);
+    uint64_t outer = ij_loop_enter();
     while ((*outcount = some(n, hs, r, idx, sts)) == 0)
         ij_progress();
+    ij_loop_leave(outer);
     done_recs(&rs);
     return MPI_SUCCESS;
 }
