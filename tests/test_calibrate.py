@@ -1,5 +1,6 @@
 """Calibration: each parameter is identified by the measurement that isolates it (o from the
-calls' own times, L from the round trip minus them, per protocol, G from large messages) and
+calls' own times, L from the round trip minus them, per protocol, G from large messages, C
+from cold memory copies) and
 recovered from measurements generated with the model's formulas (exactly, and within noise
 for random machines, with the uncertainty covering the error); L = 0 is refused; a noisy
 machine is flagged; samples are saved and fit again; the machine file is what --machine reads;
@@ -24,10 +25,14 @@ from tracetools import OMPI_RUN, run
 SIZES = [0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1048576]
 
 
-def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None) -> calibrate.Measurements:
+COPY_SIZES = [65536, 262144, 1048576, 2097152, 4194304]
+
+
+def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None, C=None) -> calibrate.Measurements:
     """latitude-calib's output for a machine that follows the model (µs); with noise, the
     samples behind each statistic too (11 batches, 21 calls). L_r: the rendezvous messages'
-    own latency (MPI's rendezvous set-up beyond the model's)."""
+    own latency (MPI's rendezvous set-up beyond the model's). C: cold copies of b·C + 1 µs
+    (None: no copy lines, as latitude-calib printed before it measured them)."""
     L_r = L if L_r is None else L_r
 
     def jitter(v):
@@ -49,6 +54,10 @@ def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None) -> calibrate.Measure
         lines.append(f"stream,{s},{jitter(ov):.6f}")
     lines.append(f"eager,{S}")
     lines.append("timer,25.0")
+    for s in COPY_SIZES if C is not None else ():
+        batches = [jitter(1000 + (s - 1) * C) / 1e3 for _ in range(11)]
+        lines.append(f"samples,copy,{s}," + ";".join(f"{v:.6f}" for v in batches))
+        lines.append(f"copy,{s},{statistics.median(batches):.6f}")
     return calibrate.Measurements.parse("\n".join(lines))
 
 
@@ -98,6 +107,43 @@ def test_machine_file_round_trip(tmp_path):
     f.S = None  # no eager limit found: every message eager
     path.write_text(loggp_fit.to_toml(f, "x"))
     assert Params.from_machine(str(path)).S >= 2**62
+
+
+def test_copy_cost_is_the_slope_of_cold_copies(tmp_path):
+    """C is the per-byte slope of the copies (their fixed cost aside), with its spread over
+    the runs; it goes to the machine file's [loggps] with C_std in [fit], and --machine reads
+    it back; a calibration without copy samples has no C and says copies are priced by O."""
+    rng = random.Random(11)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.01, S=16384, noise=0.03, rng=rng, C=0.075) for _ in range(3)]
+    f = loggp_fit.fit(calibrate.combine(runs))
+    assert f.C == pytest.approx(0.075, rel=0.05) and f.O == pytest.approx(0.01, rel=0.1)
+    assert 0 < f.uncertainty["C"]["std"] < 0.01 and f.uncertainty["C"]["n"] == 3
+    assert any(n.startswith("C = 0.07") for n in f.notes) and "C = 0.07" in loggp_fit.table(f)
+    check("calibrate", f.to_dict())
+    path = tmp_path / "m.toml"
+    text = loggp_fit.to_toml(f, "x")
+    assert "C_std = " in text
+    path.write_text(text)
+    assert Params.from_machine(str(path)).C == pytest.approx(f.C, rel=1e-5)
+    old = loggp_fit.fit(synthetic(L=700, o=250, G=0.03, O=0.01, S=16384))
+    assert old.C is None and "C =" not in loggp_fit.to_toml(old, "x")
+    assert any("priced by O" in n for n in old.notes) and old.to_dict()["C_ns"] is None
+    check("calibrate", old.to_dict())
+
+
+def test_samples_without_copies_still_load_and_refit(tmp_path):
+    """A samples file written before the copies were measured (no copy rows) still loads;
+    one with them refits C."""
+    rng = random.Random(12)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.0, S=16384, noise=0.02, rng=rng, C=0.2) for _ in range(2)]
+    calibrate.write_samples(runs, str(tmp_path / "new.csv"))
+    lines = (tmp_path / "new.csv").read_text().splitlines()
+    assert any(",copy,4194304," in ln for ln in lines)
+    (tmp_path / "old.csv").write_text("\n".join(ln for ln in lines if ",copy," not in ln) + "\n")
+    new = loggp_fit.fit(calibrate.combine(calibrate.read_samples(str(tmp_path / "new.csv"))))
+    old = loggp_fit.fit(calibrate.combine(calibrate.read_samples(str(tmp_path / "old.csv"))))
+    assert new.C == pytest.approx(0.2, rel=0.05) and old.C is None
+    assert (old.L, old.o, old.G) == (new.L, new.o, new.G)
 
 
 def test_repeated_runs_are_combined_by_per_size_medians():
@@ -259,6 +305,11 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
     assert 0 < p.S < 1 << 20  # Open MPI's shared memory switches protocol well below 1 MiB
     runs = calibrate.read_samples(str(tmp_path / "machine.samples.csv"))
     assert len(runs) == 3 and all(len(r.samples[("pingpong", 8)]) == 3 for r in runs)
+    # C, the cold copies' slope: positive and between 0.01 and 1 ns/B (1 to 100 GB/s; 0.07–0.3
+    # on the development VM, idle to loaded), with its spread in the file
+    assert 0.01 < p.C < 1.0 and s["C_ns"] == pytest.approx(p.C, rel=1e-5)
+    assert all(len(r.samples[("copy", 4194304)]) == 3 for r in runs)
+    assert "C_std = " in out.read_text()
 
 
 def test_calibrate_under_the_tracer(ompi_apps, tmp_path):

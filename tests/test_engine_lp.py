@@ -1,7 +1,8 @@
 """Engine = LP on random graphs (issue 2 property suite) and the paper's worked example.
 
 For ≥ 1,000 random MPI-like programs (2–7 ranks, blocking and nonblocking rounds, eager
-and rendezvous sizes, both rendezvous protocols, with and without NIC serialization) the
+and rendezvous sizes, both rendezvous protocols, with and without NIC serialization, local
+copies priced by O or by the copy cost C) the
 HiGHS optimum equals the engine's T within 1e-9 relative, and the reduced cost of `l`
 equals λ_L wherever T is differentiable in L (left = right derivative); at a critical
 latency it is a subgradient, λ_left ≤ rc ≤ λ_right (with three or more critical paths
@@ -41,6 +42,8 @@ def random_case(i):
         params = params.replace(nic_serialization=True)
     if i % 4 == 3:  # computations that copy (collectives' own blocks), priced b·O
         spec["p_copy"] = 0.3
+    if i % 8 == 7:  # ... or b·C, the copy cost of its own (docs/model.md §1)
+        params = params.replace(C=rng.choice([0.07, 0.5, 3.0]))
     return spec, params
 
 
@@ -63,6 +66,9 @@ def test_engine_equals_lp_on_random_graphs(block):
             assert abs(rc - right) < 1e-6, (i, rc, right)
         else:
             kinks[0] += 1
+        if params.C is not None:  # the copy cost's column: a subgradient of T in C
+            rc_c = sol["reduced_costs"]["C"]
+            assert pred.lambda_left["C"] - 1e-6 <= rc_c <= pred.lambda_["C"] + 1e-6, (i, rc_c)
     assert kinks[0] < per // 2, "most sampled points should be differentiable"
 
 

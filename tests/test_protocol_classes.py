@@ -39,6 +39,9 @@ def random_case(i):
     )
     if params.g:
         params = params.replace(nic_serialization=True)
+    if i % 3 == 2:  # local copies, priced by the copy cost C (no class term: a copy is no message)
+        spec["p_copy"] = 0.3
+        params = params.replace(C=rng.choice([0.0, 0.07, 2.0]))
     return spec, params
 
 

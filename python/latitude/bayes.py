@@ -22,6 +22,11 @@ and with protocol classes (S₁; docs/model.md §1) every o and L of a sample of
 o + o_c and L + l_c: the class terms the data identify are sampled (free_terms), the others
 stay at the machine's values.
 
+The copy cost C (the per-byte cost of a local copy) is not sampled: its memcpy samples share
+no parameter with the messages', so its posterior would be its own factor, and a draw keeps
+the machine's point value of C (``Posterior.apply`` changes only the sampled columns). Its
+spread is in the machine file's ``[fit] C_std``.
+
 Likelihood: every sample is Student-t distributed (ν = NU = 6 degrees of freedom) around its
 model value with a *relative* scale, σ_h for the round trips and σ_c for the calls (machine
 noise grows with the time measured); both scales are parameters of the posterior too. Heavy

@@ -4,15 +4,16 @@ it prints, combining repeated runs, and saving / reloading the raw samples.
 ``latitude-calib`` (tracer/latitude_calib.c) measures between two ranks, Netgauge/OSU style:
 half round trips per size (per batch the median of round trips timed one by one), the time
 inside an eager MPI_Send (o_send) and inside an MPI_Recv of a message already there (o_recv),
-the per-message time of back-to-back sends, the eager limit S, and the cost of one clock read
-(subtracted from every timed interval). :mod:`latitude.loggp_fit` turns them into L, o, g, G,
-O, S.
+the per-message time of back-to-back sends, the eager limit S, the time of memcpy calls of
+64 KiB to 4 MiB with cold caches, and the cost of one clock read (subtracted from every timed
+interval). :mod:`latitude.loggp_fit` turns them into L, o, g, G, O, S and the copy cost C.
 
 The samples behind each statistic (per-batch half round trips, every timed o_send / o_recv
-call, per run) are kept: `latitude calibrate -o machine.toml` saves them next to the machine
+call, per-batch copy times, per run) are kept: `latitude calibrate -o machine.toml` saves them next to the machine
 file (``machine.samples.csv``: run, kind, bytes, index, value_us) and `--from-samples` fits
 them again without running anything, so a calibration can be re-analysed (other estimators,
-protocol size classes, Bayesian fits) from the data of the run.
+protocol size classes, Bayesian fits) from the data of the run. A samples file written before
+the copies were measured has no `copy` rows: it still loads, and its fit has no C.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from latitude.errors import InputError, ToolError
 from latitude.outputs import write_text
 
 DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
-SAMPLE_KINDS = ("pingpong", "o_send", "o_recv")
+SAMPLE_KINDS = ("pingpong", "o_send", "o_recv", "copy")
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Measurements:
     o_send: dict = field(default_factory=dict)  # size -> median
     o_recv: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)  # size -> µs per message
+    copy: dict = field(default_factory=dict)  # size -> median µs of a cold memcpy
     eager: int | None = None  # None: no limit found (all eager)
     timer_ns: float | None = None  # cost of one clock read, already subtracted
     samples: dict = field(default_factory=dict)  # (kind, size) -> values (µs)
@@ -63,12 +65,13 @@ class Measurements:
 
     def _line(self, parts: list[str]) -> None:
         kind = parts[0]
-        want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "eager": 2, "timer": 2, "samples": 4}.get(kind)
+        want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "copy": 3, "eager": 2, "timer": 2, "samples": 4}
+        want = want.get(kind)
         if want and len(parts) != want:
             raise ValueError
         if kind == "pingpong":
             self.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
-        elif kind in ("o_send", "o_recv", "stream"):
+        elif kind in ("o_send", "o_recv", "stream", "copy"):
             getattr(self, kind)[int(parts[1])] = float(parts[2])
         elif kind == "eager":
             self.eager = None if parts[1] == "inf" else int(parts[1])
@@ -104,7 +107,7 @@ def combine(runs: list[Measurements]) -> Measurements:
     for size in sorted(set().union(*(r.pingpong for r in runs))):
         have = [r.pingpong[size] for r in runs if size in r.pingpong]
         m.pingpong[size] = tuple(statistics.median(v[i] for v in have) for i in range(3))
-    for kind in ("o_send", "o_recv", "stream"):
+    for kind in ("o_send", "o_recv", "stream", "copy"):
         table = getattr(m, kind)
         for size in sorted(set().union(*(getattr(r, kind) for r in runs))):
             table[size] = statistics.median(getattr(r, kind)[size] for r in runs if size in getattr(r, kind))

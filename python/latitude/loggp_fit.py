@@ -26,6 +26,11 @@ measurement:
 * G: the slope of h over the rendezvous sizes (bandwidth of large messages), or, with fewer
   than two of them, the eager slope minus O.
 * g: back-to-back small sends, only if slower than o_send.
+* C (the per-byte cost of a local copy, docs/model.md §1): the slope of a memcpy's time over
+  its size, 64 KiB to 4 MiB with cold caches (what a collective's copy of a rank's own block
+  costs). O is not it: O is the per-byte cost of the eager path's copy of small messages that
+  are in cache (0.03 ns/B on the development VM, where a cold 2 MiB copy takes 0.07–0.08).
+  Without copy measurements (an older samples file) there is no C and copies are priced by O.
 
 Uncertainty: the spread of the same estimates over the repeated runs (`--repeat`, default 3),
 or, for a single run, a bootstrap over its samples. Noise: how much the half round trips of a
@@ -47,7 +52,7 @@ from latitude.errors import ToolError
 
 R2_MIN = 0.95  # below: the model does not describe the measurements
 NOISE_MAX = 0.10  # above: half round trips of a size vary too much between runs / batches
-PARAMS = ("L", "o", "G", "O", "L_rendezvous")
+PARAMS = ("L", "o", "G", "O", "L_rendezvous", "C")
 
 
 def b(s: int) -> int:
@@ -73,6 +78,17 @@ class Estimate:
     O: float
     L_rendezvous: float | None
     s0: int  # the smallest eager size with call times (o and L come from it)
+    C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
+
+
+def copy_slope(m: Measurements) -> float | None:
+    """C: the least-squares slope of the median cold memcpy time over b(s) (ns per byte);
+    None with fewer than two copy sizes or a slope that is not positive."""
+    sizes = sorted(m.copy)
+    if len(sizes) < 2:
+        return None
+    slope = _line([b(s) for s in sizes], [m.copy[s] * 1e3 for s in sizes])[0]
+    return slope if slope > 0 else None
 
 
 def estimate(m: Measurements) -> Estimate:
@@ -102,7 +118,7 @@ def estimate(m: Measurements) -> Estimate:
         G = max(0.0, slope_e - O) if slope_e is not None else 0.0
         if rndv:
             L_r = (h[rndv[0]] - 3 * o - b(rndv[0]) * G) / 3
-    return Estimate(L, o, G, O, L_r, s0)
+    return Estimate(L, o, G, O, L_r, s0, copy_slope(m))
 
 
 @dataclass
@@ -123,6 +139,7 @@ class Fit:
     uncertainty: dict = field(default_factory=dict)  # name -> {std, min, max, n, method}
     noise: float | None = None  # typical relative spread of a size's half round trip
     runs: int = 1
+    C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
 
     @property
     def max_rel_error(self) -> float:
@@ -136,7 +153,7 @@ class Fit:
         from latitude.params import Params
 
         S = self.S if self.S is not None else "inf"
-        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O, S=S, protocol="handshake")
+        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O, S=S, protocol="handshake", C=self.C)
 
     def to_dict(self) -> dict:
         return {
@@ -145,6 +162,7 @@ class Fit:
             "g_ns": self.g,
             "G_ns": self.G,
             "O_ns": self.O,
+            "C_ns": self.C,
             "S": self.S,
             "L_rendezvous_ns": self.L_rendezvous,
             "uncertainty": self.uncertainty,
@@ -190,8 +208,24 @@ def fit(m: Measurements) -> Fit:
     r2 = 1 - sum(r["residual_ns"] ** 2 for r in rows) / ss_tot if ss_tot else 1.0
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
-    notes += _quality_notes(f)
+    f.C = e.C
+    notes += _copy_notes(m, f) + _quality_notes(f)
     return f
+
+
+def _copy_notes(m: Measurements, f: Fit) -> list[str]:
+    if not m.copy:
+        return ["C not measured (no copy samples): local copies are priced by O"]
+    sizes = sorted(m.copy)
+    span = f"{sizes[0] // 1024} KiB to {sizes[-1] / 2**20:g} MiB"
+    if f.C is None:
+        return [f"C not identified: cold memcpy times of {span} do not grow with the size; copies are priced by O"]
+    u = f.uncertainty.get("C")
+    pm = f" ± {u['std']:.3g}" if u else ""
+    return [
+        f"C = {f.C:.4g}{pm} ns/B ({1 / f.C:.3g} GB/s): the slope of memcpy of {span} with cold caches, "
+        f"both ranks copying at once; a collective's own-block copy is priced b·C, not b·O (O = {f.O:.3g} ns/B)"
+    ]
 
 
 def _o_note(m: Measurements, e: Estimate) -> str:
@@ -352,6 +386,7 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
         f"g = {_t(f.g)}",
         f'G = "{f.G:.6g}ns"',
         f'O = "{f.O:.6g}ns"',
+        *([f'C = "{f.C:.6g}ns"'] if f.C is not None else []),
         f"S = {f.S}" if f.S is not None else 'S = "inf"',
         'protocol = "handshake"',
         "",
@@ -395,6 +430,8 @@ def table(f: Fit) -> str:
         f"L = {f.L:.1f}{_pm(f, 'L', '.1f')} ns   o = {f.o:.1f}{_pm(f, 'o', '.1f')} ns   g = {f.g:.1f} ns   "
         f"G = {f.G:.5f}{_pm(f, 'G', '.5f')} ns/B ({bw})   O = {f.O:.5f} ns/B   S = {S}",
     ]
+    if f.C is not None:
+        out.append(f"C = {f.C:.5f}{_pm(f, 'C', '.5f')} ns/B (a local copy, cold caches: {1 / f.C:.3g} GB/s)")
     if f.L_rendezvous is not None:
         out.append(f"L measured by rendezvous messages: {f.L_rendezvous:.1f}{_pm(f, 'L_rendezvous', '.1f')} ns")
     out += ["", f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}"]

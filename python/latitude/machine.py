@@ -24,7 +24,8 @@ from latitude.errors import InputError
 from latitude.units import in_model_range, parse_gap, parse_time
 
 GLOBALS = ("L", "o", "g", "G", "O")
-GAP_PARAMS = ("G", "O", "intra.G")
+COPY = "C"  # the per-byte cost of a local copy (optional, in [loggps]; docs/model.md §1)
+GAP_PARAMS = ("G", "O", "intra.G", COPY)
 TABLES = ("loggps", "protocols", "nodes", "intra", "topology", "matrix", "params", "fit", "measured")
 INFO_KEYS = ("name", "description", "fit", "measured")  # descriptive (calibrate writes them)
 TOPOLOGY_KEYS = {
@@ -226,14 +227,14 @@ def read(path: str):
     glob = {}
     for key, value in section.items():
         at = tomlfile.where(path, text, key, table)
-        if key in GLOBALS or key == "S":
+        if key in GLOBALS or key in ("S", COPY):
             glob[key] = tomlfile.number(value, at, f"a number or a quantity such as '3us' for {key}")
         elif key == "protocol":
             glob[key] = tomlfile.string(value, at, "one of handshake, loggopsim")
         elif key == "nic_serialization":
             glob[key] = tomlfile.boolean(value, at, "true or false")
         elif key not in INFO_KEYS:
-            known = ", ".join((*GLOBALS, "S", "protocol", "nic_serialization"))
+            known = ", ".join((*GLOBALS, "S", COPY, "protocol", "nic_serialization"))
             raise InputError(at, f"unknown machine parameter {key!r} (expected {known})")
 
     glob.update(_protocols(path, text, data.get("protocols")))
@@ -287,7 +288,7 @@ def _machine(r: _Reader, data: dict) -> tuple[Machine, dict]:
         values[f"intra.{k}"] = parse_value(f"intra.{k}", v, f"{r.at(f'intra.{k}')}: intra.{k}")
     extra, params = [], {}
     for k, v in r.table(data, "params", list(data.get("params", {}))).items():
-        if not NAME.match(k) or k in GLOBALS:
+        if not NAME.match(k) or k in GLOBALS or k == COPY:
             raise r.err(f"params.{k}", "expected a new parameter name (letters, digits, _)")
         params[k] = parse_value(k, v, f"{r.at(f'params.{k}')}: params.{k}")
         extra.append(k)
@@ -437,8 +438,10 @@ def read_network(path: str) -> dict:
         if counts["nodes"] is None:
             raise InputError(where, "links come after 'nodes N' (and 'switches S')")
         ends = [_vertex(t, counts, where) for t in tok[:2]]
-        if not NAME.match(tok[2]) or tok[2] == "switch":
-            raise InputError(where, f"expected a link class name (letters, digits, _; not 'switch'), got {tok[2]!r}")
+        if not NAME.match(tok[2]) or tok[2] in ("switch", COPY):
+            raise InputError(
+                where, f"expected a link class name (letters, digits, _; not 'switch' or 'C'), got {tok[2]!r}"
+            )
         if tok[2] not in classes:
             classes.append(tok[2])
         if ends[0] == ends[1] or any({ends[0], ends[1]} == {a, b} for a, b, _ in links):

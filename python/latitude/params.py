@@ -3,8 +3,9 @@
 A ``Params`` is one point θ of named parameters in ns (per-byte ones in ns per byte): the
 globals (L, o, g, G, O) and, with a machine (``latitude.machine``: topology, placement,
 intra-node parameters, per-pair matrices), the machine's own (one latency per link class,
-``intra.L``, ``intra.G``, …), plus the structural options (eager limit S, rendezvous
-protocol, NIC serialization). Values accept units everywhere: ``Params(L="3us",
+``intra.L``, ``intra.G``, …), the protocol classes' terms and the copy cost C when set,
+plus the structural options (eager limit S, rendezvous protocol, NIC serialization).
+Values accept units everywhere: ``Params(L="3us",
 G="50GB/s", S="64KiB")``; ``params.with_values(wire="300ns")`` sets any named parameter.
 It crosses into the Rust core whole, as one typed object (``to_core``).
 """
@@ -24,6 +25,9 @@ PROTOCOLS = ("handshake", "loggopsim")
 # S1 < s ≤ S), large (rendezvous): each adds its o_c to every o and its l_c to every L.
 CLASSES = ("small", "medium", "large")
 CLASS_PARAMS = tuple(f"{c}.{k}" for c in CLASSES for k in ("o", "L"))
+# C: the per-byte cost of a local memory copy (a collective's own block; docs/model.md §1).
+# Optional: unset (None), a copy pays O, the eager per-byte overhead, as before C existed.
+COPY = "C"
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
@@ -50,6 +54,8 @@ class Params:
     # parameters' values in CLASS_PARAMS order (zeros when only S1 is given).
     S1: int | None = None
     classes: tuple = ()
+    # The per-byte cost of a local copy, ns per byte (None: copies pay O).
+    C: float | None = None
 
     def __post_init__(self):
         for name in PARAM_NAMES:
@@ -64,6 +70,8 @@ class Params:
         vals = tuple(machines.parse_value(n, v, f"--set {n}") for n, v in zip(extra, self.values))
         object.__setattr__(self, "values", vals)
         self._check_classes()
+        if self.C is not None:
+            object.__setattr__(self, "C", in_model_range(parse_gap(self.C, "-C"), "-C"))
 
     def _check_classes(self):
         if self.S1 is None:
@@ -80,13 +88,15 @@ class Params:
 
     @property
     def names(self) -> tuple:
-        """Every named parameter: the globals, then the machine's."""
+        """Every named parameter: the globals, the machine's, the protocol classes', C."""
         own = self.machine.param_names if self.machine else ()
-        return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ())
+        copy = (COPY,) if self.C is not None else ()
+        return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ()) + copy
 
     @property
     def theta(self) -> list[float]:
-        return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes]
+        copy = [self.C] if self.C is not None else []
+        return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes, *copy]
 
     def index(self, name: str) -> int:
         try:
@@ -99,7 +109,8 @@ class Params:
 
     def kind(self, name: str) -> str:
         """'time' (ns) or 'gap' (ns per byte)."""
-        self.index(name)
+        if name != COPY:  # C can be set on any point (with_values), so it is always known
+            self.index(name)
         return machines.kind_of(name)
 
     def parse(self, name: str, text, where: str) -> float:
@@ -110,14 +121,15 @@ class Params:
         return dataclasses.replace(self, **kw)
 
     def with_values(self, values: dict | None = None, **kw) -> Params:
-        """The same point with any named parameters changed (``{"intra.L": "0.2us"}``)."""
+        """The same point with any named parameters changed (``{"intra.L": "0.2us"}``); C
+        may be set on any point (it then prices the copies instead of O)."""
         changes = {**(values or {}), **kw}
-        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES}
+        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES or k == COPY}
         vals, cls = list(self.values), list(self.classes)
         for name, v in changes.items():
             if name in CLASS_PARAMS and self.S1 is not None:
                 cls[CLASS_PARAMS.index(name)] = v
-            elif name not in PARAM_NAMES:
+            elif name not in PARAM_NAMES and name != COPY:
                 vals[self.index(name) - len(PARAM_NAMES)] = v
         return dataclasses.replace(self, values=tuple(vals), classes=tuple(cls), **glob)
 
@@ -162,6 +174,8 @@ class Params:
         if self.S1 is not None:
             out["S1"] = self.S1
             out.update(zip(CLASS_PARAMS, self.classes))
+        if self.C is not None:
+            out[COPY] = self.C
         return out
 
     def describe(self) -> str:
@@ -178,12 +192,15 @@ class Params:
             text += f" S1={fmt_size(self.S1)} " + " ".join(
                 f"{n}={fmt_time(v)}" for n, v in zip(CLASS_PARAMS, self.classes)
             )
+        if self.C is not None:
+            text += f" C={self.C:g} ns/B"
         return text
 
     @classmethod
     def from_machine(cls, path: str) -> Params:
-        """Read a machine file (TOML, docs/network.md): the globals L, o, g, G, O, S with
-        units, protocol (in ``[loggps]`` or at the top level); a network, placement and
+        """Read a machine file (TOML, docs/network.md): the globals L, o, g, G, O, S (and the
+        copy cost C when it has one) with units, protocol (in ``[loggps]`` or at the top
+        level); a network, placement and
         per-pair costs when it has them. L is 0 unless set when the file has a topology or
         an L matrix (it is then the latency added to every message between nodes). Anything
         it does not understand is refused with one line."""

@@ -193,16 +193,17 @@ def loggopsim_params(params: Params) -> tuple[Params, list[str]]:
     a note for every value that changes (a calibrated machine has sub-ns G and O: below
     0.5 ns per byte they become 0, so the simulation has no per-byte term)."""
     kw, changed = {}, []
-    for name in PARAM_NAMES:
+    names = PARAM_NAMES + (("C",) if params.C is not None else ())  # C prices the local copies
+    for name in names:
         v = float(getattr(params, name))
         r = float(math.floor(v + 0.5))
         if r != v:
             kw[name] = r
-            unit = "ns/B" if name in ("G", "O") else "ns"
+            unit = "ns/B" if name in ("G", "O", "C") else "ns"
             changed.append(f"{name} {v:.4g} → {r:g} {unit}")
     if not kw:
         return params, []
-    gone = [n for n in ("G", "O") if n in kw and kw[n] == 0 and getattr(params, n) > 0]
+    gone = [n for n in ("G", "O", "C") if n in kw and kw[n] == 0 and getattr(params, n) > 0]
     note = "--loggopsim-compat: LogGOPSim takes whole ns, parameters rounded: " + ", ".join(changed)
     if gone:
         note += f" ({' and '.join(gone)} below 0.5 ns per byte: no per-byte cost in this simulation)"

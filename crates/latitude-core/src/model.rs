@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! calc c:           E = S + c
-//! calc c copying s: E = S + c + b(s)·O                    (a collective's local copy)
+//! calc c copying s: E = S + c + b(s)·C                    (a collective's local copy;
+//!                   C = the named parameter `C` when the model has one, else O)
 //! eager send u:     E(u) = S(u) + o + b(s)·O              arrival a = S(u) + o + L + b(s)·G
 //! eager recv v:     E(v) = max(S(v), a) + o + b(s)·O
 //! rendezvous (s > S), protocol `handshake` (LLAMP paper, App. B / Fig. 14; default):
@@ -23,6 +24,8 @@
 //! protocol classes (option, `Classes`): small s ≤ S₁, medium S₁ < s ≤ S, large s > S;
 //!                   a message of class c pays o + o_c for every o and L + l_c for every L
 //!                   above (o_c, l_c named parameters of θ), so costs stay affine.
+//! copy cost (option, `Model::copy`): the named parameter C, the per-byte cost of a local
+//!                   memory copy, prices every calc's copy; without it the copy pays O.
 //! ```
 //! Differences from LogGOPSim (reproduced by the simulator's `--loggopsim-compat`, not here):
 //! LogGOPSim charges the receiver's o (and G) when the message *arrives*, even if the recv is
@@ -95,6 +98,9 @@ pub const CLASS_NAMES: [&str; 3] = ["small", "medium", "large"];
 pub const CLASS_O: [&str; 3] = ["small.o", "medium.o", "large.o"];
 pub const CLASS_L: [&str; 3] = ["small.L", "medium.L", "large.L"];
 
+/// The name of the copy parameter (`Model::copy`): the per-byte cost of a local memory copy.
+pub const COPY_NAME: &str = "C";
+
 /// Structural model options (fixed for a plan; parameter values vary per point).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Model {
@@ -105,11 +111,14 @@ pub struct Model {
     pub nic_serialization: bool,
     /// Protocol size classes (None: the two-protocol model, no class parameters).
     pub classes: Option<Classes>,
+    /// Index in θ of C, the per-byte cost of a local memory copy (`COPY_NAME`), which
+    /// prices every calc's copy. None: the copy pays O, the eager per-byte overhead.
+    pub copy: Option<u16>,
 }
 
 impl Default for Model {
     fn default() -> Self {
-        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false, classes: None }
+        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false, classes: None, copy: None }
     }
 }
 
@@ -134,6 +143,11 @@ impl Model {
     pub fn class_params(&self, bytes: u64) -> Option<(usize, usize)> {
         let (c, i) = (self.classes?, self.class_of(bytes)?);
         Some((c.o[i] as usize, c.l[i] as usize))
+    }
+    /// The parameter that prices a byte of a local copy: C when the model has it, else O.
+    #[inline]
+    pub fn copy_param(&self) -> usize {
+        self.copy.map_or(p::O_BYTE, |k| k as usize)
     }
 }
 
@@ -228,8 +242,9 @@ pub mod cost {
     pub fn loggopsim_recv() -> Affine {
         sum(&[term(p::O_MSG, 1)])
     }
-    /// A local copy of s bytes on the CPU (a collective's own block): b(s)·O, the per-byte
-    /// cost of the eager copy (the calc that copies adds it to its own duration).
+    /// A local copy of s bytes on the CPU (a collective's own block): b(s) bytes, written in
+    /// O's column; `Model::copy_param` says which parameter prices them (C, else O), and
+    /// the calc that copies adds them to its own duration (`Lin::calc`).
     pub fn copy(s: u64) -> Affine {
         sum(&[term(p::O_BYTE, b(s))])
     }
@@ -369,11 +384,12 @@ impl Lin {
     pub fn constant(c_ns: u64) -> Lin {
         Lin { c: c_ns as i128 * TICKS_PER_NS, ..Lin::ZERO }
     }
-    /// A calc: c ns of computation plus a local copy of s bytes, c + b(s)·O (`cost::copy`).
+    /// A calc: c ns of computation plus a local copy of s bytes, c + b(s)·θ_k with k the
+    /// model's copy parameter (`Model::copy_param`: C, else O; `cost::copy`).
     #[inline]
-    pub fn calc(c_ns: u64, copy: u64) -> Lin {
+    pub fn calc(c_ns: u64, copy: u64, k: usize) -> Lin {
         let mut l = Lin::constant(c_ns);
-        l.push(p::O_BYTE as u16, b(copy));
+        l.push(k as u16, b(copy));
         l
     }
     #[inline]
@@ -456,6 +472,19 @@ mod tests {
         assert_eq!(ratio_f64(ticks * 7, TICKS_PER_NS * 7), ratio_f64(fs, 1_000_000));
         assert_eq!(ratio_f64(-3, 2), -1.5);
         assert_eq!(ratio_f64(5, 1), 5.0);
+    }
+
+    #[test]
+    fn a_copy_is_priced_by_c_when_the_model_has_it() {
+        // θ = (L, o, g, G, O, C): a calc of 7 ns copying 1001 bytes
+        let pt = Point::from_named(&[0.0, 0.0, 0.0, 0.0, 0.25, 0.5], &["L", "o", "g", "G", "O", "C"]).unwrap();
+        let with_c = Model { copy: Some(5), ..Model::default() };
+        assert_eq!((with_c.copy_param(), Model::default().copy_param()), (5, p::O_BYTE));
+        let c = Lin::calc(7, 1001, with_c.copy_param());
+        assert_eq!((pt.to_ns(c.eval(&pt)), c.coeff(5), c.coeff(p::O_BYTE)), (7.0 + 500.0, 1000, 0));
+        let o = Lin::calc(7, 1001, Model::default().copy_param());
+        assert_eq!((pt.to_ns(o.eval(&pt)), o.coeff(5), o.coeff(p::O_BYTE)), (7.0 + 250.0, 0, 1000));
+        assert_eq!(Lin::calc(7, 0, 5), Lin::constant(7), "no copy, no term");
     }
 
     #[test]

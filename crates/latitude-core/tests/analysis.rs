@@ -168,28 +168,41 @@ fn both_methods(g: &latitude_core::ExecGraph, plan: &Plan, base: &Point, k: usiz
 fn envelope_pass_equals_tangent_refinement() {
     // Every protocol / eager limit / NIC chain combination, in L and in G.
     let mut rng = Rng::new(29);
-    let mut bps = 0;
+    let (mut bps, mut copy_bps) = (0, 0);
     for seed in 0..80u64 {
-        let spec = RandomSpec { ranks: 2 + (seed % 6) as u32, rounds: 2 + (seed % 9) as u32, seed, max_calc: 20_000, ..Default::default() };
+        // every fourth graph copies (collectives' own blocks), priced by C: swept in C too
+        let copies = seed % 4 == 3;
+        let p_copy = if copies { 0.3 } else { 0.0 };
+        let spec = RandomSpec { ranks: 2 + (seed % 6) as u32, rounds: 2 + (seed % 9) as u32, seed, max_calc: 20_000, p_copy, ..Default::default() };
         let mut g = random_graph(&spec).unwrap();
         let model = Model {
             protocol: [Protocol::Handshake, Protocol::LogGopSim][(seed / 2 % 2) as usize],
             eager_limit: [u64::MAX, 4096][(seed % 2) as usize],
             nic_serialization: seed % 3 == 0,
-            classes: None,
+            ..Model::default()
         };
+        let model = if copies { copy_model(model) } else { model };
+        let at = |pt: Point| if copies { with_c(&pt, 0.07) } else { pt };
         let plan = Plan::prepare(&mut g, model).unwrap();
-        let base = point(0.0, rng.below(300) as f64, rng.below(50) as f64, [0.0, 0.01][rng.below(2) as usize], 0.0);
+        let base = at(point(0.0, rng.below(300) as f64, rng.below(50) as f64, [0.0, 0.01][rng.below(2) as usize], 0.0));
         let (env, tan) = both_methods(&g, &plan, &base, p::L, rng.below(1000) as i128 * NS, 20_000 * NS);
         assert_eq!(env.breakpoints, tan.breakpoints, "seed {seed} (L)");
         assert_eq!(env.pieces, tan.pieces, "seed {seed} (L)");
         bps += env.breakpoints.len();
-        let base = point(0.0, 1000.0, 10.0, 0.0, 0.0);
+        let base = at(point(0.0, 1000.0, 10.0, 0.0, 0.0));
         let (env, tan) = both_methods(&g, &plan, &base, p::G_BYTE, 0, NS);
         assert_eq!(env.breakpoints, tan.breakpoints, "seed {seed} (G)");
         assert_eq!(env.pieces, tan.pieces, "seed {seed} (G)");
         bps += env.breakpoints.len();
+        if copies {
+            let base = at(point(500.0, 1000.0, 10.0, 0.01, 0.0));
+            let (env, tan) = both_methods(&g, &plan, &base, C_INDEX as usize, 0, NS);
+            assert_eq!(env.breakpoints, tan.breakpoints, "seed {seed} (C)");
+            assert_eq!(env.pieces, tan.pieces, "seed {seed} (C)");
+            copy_bps += env.breakpoints.len();
+        }
     }
+    assert!(copy_bps > 0, "the sweeps in C must see breakpoints");
     assert!(bps > 100, "the comparison must see breakpoints ({bps})");
 }
 

@@ -26,6 +26,21 @@ pub fn point(l: f64, o: f64, gap: f64, gb: f64, ob: f64) -> Point {
     Point::from_ns(&[l, o, gap, gb, ob]).unwrap()
 }
 
+/// Index of the copy parameter C in the points of `with_c` (right after the globals).
+pub const C_INDEX: u16 = NPARAM as u16;
+
+/// `m` with the copy parameter C at `C_INDEX` pricing every local copy.
+pub fn copy_model(m: Model) -> Model {
+    Model { copy: Some(C_INDEX), ..m }
+}
+
+/// `pt` (the five globals) with C = `c` ns per byte appended, for a `copy_model`.
+pub fn with_c(pt: &Point, c: f64) -> Point {
+    let mut v = pt.ns();
+    v.push(c);
+    Point::from_named(&v, &["L", "o", "g", "G", "O", "C"]).unwrap()
+}
+
 /// Reference T(θ) by memoised recursion on (vertex, start/end); a message's L and G are
 /// its pair's latency and gap on `net`.
 pub struct Reference<'a> {
@@ -102,7 +117,8 @@ impl<'a> Reference<'a> {
         let sv = self.start(v);
         let (o, l, gb, ob) = (p::O_MSG, p::L, p::G_BYTE, p::O_BYTE);
         let e = match g.kind(v) {
-            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit + b(g.copy(v)) as i128 * self.pt.theta[ob],
+            // a local copy pays the model's copy parameter C per byte (O without one)
+            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit + b(g.copy(v)) as i128 * self.pt.theta[self.m.copy_param()],
             kind => {
                 let (u, r) = if kind == Kind::Send { (v, g.partner(v)) } else { (g.partner(v), v) };
                 let s = g.val(u);

@@ -4,6 +4,7 @@ use common::*;
 use latitude_core::engine::{predict, Plan};
 use latitude_core::gen::random::{random_graph, RandomSpec};
 use latitude_core::gen::Rng;
+use latitude_core::graph::{GraphBuilder, Op};
 use latitude_core::model::{p, Model, Point, Protocol};
 use latitude_core::net::Flat;
 
@@ -56,6 +57,33 @@ fn worked_example_path_breakdown() {
     assert_eq!(total.eval(&pr.point), pr.t);
 }
 
+/// A copy of 1001 bytes before an eager message (a collective's own block): with the copy
+/// parameter C it costs 1000·C and λ_C = 1000, O keeps only the message's bytes; without C
+/// it costs 1000·O, as before; with C = O both models give the same T.
+#[test]
+fn a_copy_is_priced_by_c_by_hand() {
+    let mut b = GraphBuilder::new(2);
+    let c = b.add(0, Op::copy(1001)).unwrap();
+    let s = b.add(0, Op::send(11, 1, 0)).unwrap();
+    let r = b.add(1, Op::recv(11, 0, 0)).unwrap();
+    b.requires(s, c).unwrap();
+    let _ = r;
+    let mut g = b.finish().unwrap();
+    let m = copy_model(Model::default());
+    let plan = Plan::prepare(&mut g, m).unwrap();
+    let base = point(1000.0, 100.0, 0.0, 0.0, 0.25);
+    // copy 1000·0.5, then o + L (+ 10·G = 0) to the arrival, then the receive's o + 10·O
+    let pr = predict(&g, &plan, &Flat, &with_c(&base, 0.5)).unwrap();
+    assert_eq!(ns(&pr), 500.0 + 1100.0 + 102.5);
+    assert_eq!((pr.right[C_INDEX as usize], pr.right[p::O_BYTE]), (1000, 10));
+    let summary = pr.summary(&g, &Flat);
+    assert_eq!(summary.overhead_ns, 500.0 + 100.0 + 102.5, "the copy is overhead on the path, priced by C");
+    let old = Plan::prepare(&mut g, Model::default()).unwrap();
+    let pr_o = predict(&g, &old, &Flat, &base).unwrap();
+    assert_eq!((ns(&pr_o), pr_o.right[p::O_BYTE]), (250.0 + 1100.0 + 102.5, 1010));
+    assert_eq!(predict(&g, &plan, &Flat, &with_c(&base, 0.25)).unwrap().t, pr_o.t, "C = O: the same T");
+}
+
 fn random_specs(n: u64) -> impl Iterator<Item = RandomSpec> {
     (0..n).map(|seed| {
         let mut r = Rng::new(seed * 7919 + 3);
@@ -78,7 +106,9 @@ fn models() -> Vec<Model> {
     for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
         for eager_limit in [0, 1024, u64::MAX] {
             for nic in [false, true] {
-                out.push(Model { protocol, eager_limit, nic_serialization: nic, classes: None });
+                let m = Model { protocol, eager_limit, nic_serialization: nic, ..Model::default() };
+                out.push(m);
+                out.push(copy_model(m)); // copies priced by C, a parameter of their own
             }
         }
     }
@@ -93,18 +123,26 @@ fn engine_equals_reference_on_random_graphs() {
         for m in models() {
             let mut g = g0.clone();
             let plan = Plan::prepare(&mut g, m).unwrap();
-            let pt = point(
+            let mut pt = point(
                 rng.below(3000) as f64,
                 rng.below(500) as f64,
                 rng.below(100) as f64,
                 [0.0, 0.018, 1.0][rng.below(3) as usize],
                 [0.0, 0.5][rng.below(2) as usize],
             );
+            if m.copy.is_some() {
+                pt = with_c(&pt, [0.0, 0.25, 3.0][rng.below(3) as usize]);
+            }
             let pr = predict(&g, &plan, &Flat, &pt).unwrap();
             let mut reference = Reference::new(&g, m, pt);
             assert_eq!(pr.t, reference.runtime(), "seed {} model {m:?}", spec.seed);
-            assert_eq!(pr.path_total().eval(&pt), pr.t, "path sums to T (seed {})", spec.seed);
+            let (c, a) = pr.path_total_on(&g, &Flat);
+            let total = c * pt.scale() + a.iter().enumerate().map(|(k, &x)| x as i128 * pt.theta[k]).sum::<i128>();
+            assert_eq!(total, pr.t, "path sums to T (seed {})", spec.seed);
             assert_eq!(pr.path_total().a[p::L], pr.right[p::L], "path slope is the right derivative");
+            for k in 0..pt.n {
+                assert!(pr.left[k] <= a[k] && a[k] <= pr.right[k], "seed {} param {k}: path coefficient within λ", spec.seed);
+            }
         }
     }
 }

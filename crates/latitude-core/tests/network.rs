@@ -17,8 +17,10 @@ use latitude_core::net::{Dragonfly, FatTree, GraphNet, LatTerms, Machine, Matrix
 
 const NS: i128 = TICKS_PER_NS;
 
-/// A random machine for `ranks` ranks and integer-ns values for its parameters.
-pub fn random_machine(rng: &mut Rng, ranks: u32) -> (Arc<Machine>, Vec<f64>) {
+/// A random machine for `ranks` ranks and integer-ns values for its parameters; with
+/// `copy`, the copy parameter C follows the machine's own (where a configuration puts it)
+/// and its index is returned.
+pub fn random_machine(rng: &mut Rng, ranks: u32, copy: bool) -> (Arc<Machine>, Vec<f64>, Option<u16>) {
     let rpn = 1 + rng.below(3) as u32;
     let nodes_needed = ranks.div_ceil(rpn);
     let topology = loop {
@@ -51,6 +53,10 @@ pub fn random_machine(rng: &mut Rng, ranks: u32) -> (Arc<Machine>, Vec<f64>) {
     let class_param: Vec<u16> = topology.classes().iter().map(|_| next(&mut values, rng)).collect();
     let intra = (rng.below(2) == 0).then(|| (next(&mut values, rng), next(&mut values, rng)));
     let extra = next(&mut values, rng); // a machine parameter the matrix may use
+    let copy = copy.then(|| {
+        values.push([0.0, 1.0, 3.0][rng.below(3) as usize]);
+        (values.len() - 1) as u16
+    });
     let placement = match rng.below(3) {
         0 => Placement::Block,
         1 => Placement::RoundRobin,
@@ -104,7 +110,7 @@ pub fn random_machine(rng: &mut Rng, ranks: u32) -> (Arc<Machine>, Vec<f64>) {
         gap_matrix: None,
     };
     m.validate().unwrap();
-    (Arc::new(m), values)
+    (Arc::new(m), values, copy)
 }
 
 /// A connected random network: a random tree over switches, nodes hung on switches, a few
@@ -134,6 +140,8 @@ fn random_model(rng: &mut Rng) -> Model {
         eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize],
         nic_serialization: rng.below(2) == 0,
         classes: None,
+        // half the models price local copies with C (its index is set with the machine)
+        copy: (rng.below(2) == 0).then_some(0),
     }
 }
 
@@ -145,6 +153,7 @@ fn random_spec(rng: &mut Rng, seed: u64) -> RandomSpec {
         max_calc: [0, 10, 5000][rng.below(3) as usize],
         p_nonblocking: rng.unit(),
         p_extra_edge: rng.unit() * 0.5,
+        p_copy: [0.0, 0.3][rng.below(2) as usize],
         ..Default::default()
     }
 }
@@ -161,8 +170,9 @@ struct Case {
 
 fn random_case(rng: &mut Rng, seed: u64, model: Model, adjust: impl FnOnce(&mut Vec<f64>)) -> Case {
     let mut g = random_graph(&random_spec(rng, seed)).unwrap();
+    let (machine, mut values, copy) = random_machine(rng, g.num_ranks(), model.copy.is_some());
+    let model = Model { copy, ..model };
     let plan = Plan::prepare(&mut g, model).unwrap();
-    let (machine, mut values) = random_machine(rng, g.num_ranks());
     adjust(&mut values);
     let net = machine.bind(&g).unwrap();
     Case { g, model, plan, machine, net, values }
@@ -206,7 +216,7 @@ fn check_path(g: &ExecGraph, net: &Network, pr: &latitude_core::engine::Predicti
             rebuilt[k] += x.bytes * n as u64;
         }
     }
-    for k in (0..pt.n).filter(|&k| ![p::O_MSG, p::G_MSG, p::O_BYTE].contains(&k)) {
+    for k in (0..pt.n).filter(|&k| ![p::O_MSG, p::G_MSG, p::O_BYTE, pr.model.copy_param()].contains(&k)) {
         assert_eq!(rebuilt[k], a[k], "seed {seed}: pairs × routes give the path's coefficient of parameter {k}");
     }
 }

@@ -35,20 +35,28 @@ fn models() -> Vec<Model> {
     let mut out = Vec::new();
     for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
         for eager_limit in [0, 1024, u64::MAX] {
-            out.push(Model { protocol, eager_limit, nic_serialization: false, classes: None });
+            let m = Model { protocol, eager_limit, nic_serialization: false, ..Model::default() };
+            out.push(m);
+            out.push(copy_model(m)); // copies priced by C, a parameter of their own
         }
     }
     out
 }
 
-fn random_point(r: &mut Rng, gap: bool) -> Point {
+/// A random point for `model` (with C when the model has a copy parameter).
+fn random_point(r: &mut Rng, gap: bool, model: &Model) -> Point {
     let pick = |r: &mut Rng, xs: &[f64]| xs[r.below(xs.len() as u64) as usize];
     let l = pick(r, &[0.0, 500.0, 3000.0, 1234.5]);
     let o = pick(r, &[0.0, 100.0, 1500.0]);
     let gb = pick(r, &[0.0, 0.018, 5.0]);
     let ob = pick(r, &[0.0, 0.5]);
     let g = if gap { pick(r, &[0.0, 700.0, 20000.0]) } else { 0.0 };
-    point(l, o, g, gb, ob)
+    let pt = point(l, o, g, gb, ob);
+    if model.copy.is_some() {
+        with_c(&pt, pick(r, &[0.0, 0.25, 3.0, 0.075]))
+    } else {
+        pt
+    }
 }
 
 fn spec(seed: u64, p_nonblocking: f64) -> RandomSpec {
@@ -86,7 +94,7 @@ fn blocking_programs_agree_with_engine_on_1000_random_graphs() {
         let mut g = random_graph(&spec(seed, 0.0)).unwrap();
         let mut r = Rng::new(seed);
         for model in models() {
-            let pt = random_point(&mut r, false);
+            let pt = random_point(&mut r, false, &model);
             let want = engine_ticks(&mut g, model, &pt);
             let got = sim(&g, &opts(model, true), &pt);
             assert_eq!(ticks(&got), want, "seed {seed} {model:?} {pt:?}");
@@ -95,7 +103,7 @@ fn blocking_programs_agree_with_engine_on_1000_random_graphs() {
             compared += 1;
         }
     }
-    assert!(compared >= 6000);
+    assert!(compared >= 12000);
 }
 
 /// Without CPU serialization the simulator is the engine's max-plus model on any graph,
@@ -106,7 +114,7 @@ fn without_cpu_serialization_agrees_on_nonblocking_graphs() {
         let mut g = random_graph(&spec(seed, 0.6)).unwrap();
         let mut r = Rng::new(seed + 99);
         for model in models() {
-            let pt = random_point(&mut r, false);
+            let pt = random_point(&mut r, false, &model);
             let want = engine_ticks(&mut g, model, &pt);
             assert_eq!(ticks(&sim(&g, &opts(model, false), &pt)), want, "seed {seed} {model:?}");
         }
@@ -120,8 +128,8 @@ fn cpu_serialization_only_delays() {
     for seed in 0..300 {
         let mut g = random_graph(&spec(seed, 0.8)).unwrap();
         let mut r = Rng::new(seed + 5);
-        let model = models()[r.below(6) as usize];
-        let pt = random_point(&mut r, false);
+        let model = models()[r.below(models().len() as u64) as usize];
+        let pt = random_point(&mut r, false, &model);
         let want = engine_ticks(&mut g, model, &pt);
         let got = ticks(&sim(&g, &opts(model, true), &pt));
         assert!(got >= want, "seed {seed}: sim {got} < engine {want}");
@@ -139,7 +147,7 @@ fn nic_serialization_agrees_on_blocking_programs() {
         let mut r = Rng::new(seed + 1234);
         for mut model in models() {
             model.nic_serialization = true;
-            let pt = random_point(&mut r, true);
+            let pt = random_point(&mut r, true, &model);
             let want = engine_ticks(&mut g, model, &pt);
             assert_eq!(ticks(&sim(&g, &opts(model, true), &pt)), want, "seed {seed} {model:?}");
         }

@@ -10,8 +10,11 @@
  *   o_recv,<bytes>,<median_us>        time inside MPI_Recv once the message is there (Probe)
  *   stream,<bytes>,<us_per_message>   back-to-back sends (the gap g + (s-1)·G when > o)
  *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
+ *   copy,<bytes>,<median_us>          memcpy of <bytes> with cold caches (the copy cost C):
+ *                                     per batch the median of its copies, then over the batches
  *   samples,<kind>,<bytes>,<v>;<v>;...  the values behind pingpong (per-batch medians), o_send
- *                                     and o_recv (every call): saved by `latitude calibrate`
+ *                                     and o_recv (every call) and copy (per-batch medians):
+ *                                     saved by `latitude calibrate`
  *   selfcheck,<bytes>,<delta_us>,<block>,<median_us>,<min_us>,<mean_us>,<iters>
  *                                     injector self-check: half round trips of one block at ΔL
  *
@@ -19,8 +22,11 @@
  * ever adds time to a call: a batch mean takes in every preemption, a median does not.
  *
  * usage: latitude-calib [--sizes 0,8,...] [--batches N] [--iters N] [--what LIST]
- *                       [--deltas 0,1,5,...]
- *   --what    comma list of pingpong,overhead,stream,eager (default all), or selfcheck
+ *                       [--deltas 0,1,5,...] [--copy-sizes 65536,...] [--copy-pool MiB]
+ *   --what    comma list of pingpong,overhead,stream,eager,copy (default all), or selfcheck
+ *   --copy-sizes  bytes per memcpy (default 64 KiB to 4 MiB)
+ *   --copy-pool   MiB each rank's copies rotate through (default twice the last-level cache,
+ *                 64 MiB to 1 GiB)
  *   --deltas  selfcheck: ΔL values in µs, set in the latency injector with MPI_Pcontrol
  *   --preposted 1  selfcheck: every receive posted before its message is sent (bounce_pre)
  *
@@ -40,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* the injector's MPI_Pcontrol level that sets ΔL (ns, a double): tracer/ij.h */
 #define IJ_PCONTROL_DELTA_L 7001
@@ -281,6 +288,64 @@ static void stream(long s, int n)
     free(rb);
 }
 
+/* Local memory copies with cold caches, for the copy parameter C (the per-byte cost of a
+ * collective's copy of a rank's own block). Per size, `batches` batches of COPIES memcpy
+ * calls, each timed on its own; a batch reports its median (preemption only adds time).
+ * Source and destination rotate through a pool of `pool` bytes, touched once beforehand
+ * (no page faults in the timed copies) and larger than the last-level cache: a byte is
+ * used again only after `pool` bytes of other copies, so every copy reads and writes memory
+ * that is no longer cached, as after an eviction sweep, without the sweep's cost. Both
+ * ranks copy at once (a barrier before each copy), as every rank of a collective copies its
+ * own block at the same time and they share the memory bandwidth. */
+enum { COPIES = 9 };
+
+static long copy_pool_bytes(long mib)
+{
+    if (mib > 0)
+        return mib << 20;
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE), pool = llc > 0 ? 2 * llc : 0;
+    return pool < 64L << 20 ? 64L << 20 : pool > 1L << 30 ? 1L << 30 : pool;
+}
+
+static void copies(const long *sizes, int n, int batches, long pool_mib)
+{
+    long pool = copy_pool_bytes(pool_mib), pos = 0;
+    for (int i = 0; i < n; i++)
+        if (2 * sizes[i] > pool)
+            pool = 2 * sizes[i];
+    char *mem = malloc((size_t)pool);
+    double *med = malloc(sizeof *med * (size_t)batches), t[COPIES];
+    if (!mem || !med) {
+        fprintf(stderr, "latitude-calib: cannot allocate the %ld MiB copy pool\n", pool >> 20);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(mem, 1, (size_t)pool);
+    if (rank == 0)
+        printf("# copies rotate through %ld MiB per rank\n", pool >> 20);
+    for (int i = 0; i < n; i++) {
+        long s = sizes[i];
+        for (int b = 0; b < batches; b++) {
+            for (int k = 0; k < COPIES; k++) {
+                if (pos + 2 * s > pool)
+                    pos = 0;
+                MPI_Barrier(comm);
+                double t0 = now_us();
+                memcpy(mem + pos + s, mem + pos, (size_t)s);
+                t[k] = now_us() - t0 - timer_us;
+                pos += 2 * s;
+            }
+            med[b] = median(t, COPIES);
+        }
+        if (rank == 0)
+            print_samples("copy", s, med, batches);
+        double m = median(med, batches);
+        if (rank == 0)
+            printf("copy,%ld,%.4f\n", s, m);
+    }
+    free(mem);
+    free(med);
+}
+
 /* Does MPI_Send of s bytes return before the receiver posts its receive (300 µs later,
  * progressing MPI meanwhile)? */
 static int is_eager(long s)
@@ -352,12 +417,24 @@ int main(int argc, char **argv)
                            "0,8,64,256,1024,2048,4096,8192,16384,65536,262144,1048576");
     int batches = atoi(arg(argc, argv, "--batches", "11"));
     int iters = atoi(arg(argc, argv, "--iters", "200"));
-    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager");
+    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager,copy");
     const char *dlist = arg(argc, argv, "--deltas", "0,1,5,20,100,500");
+    const char *clist = arg(argc, argv, "--copy-sizes", "65536,262144,1048576,2097152,4194304");
+    long pool_mib = atol(arg(argc, argv, "--copy-pool", "0"));
     int pre = atoi(arg(argc, argv, "--preposted", "0"));
-    long sizes[64], maxs = 1;
+    long sizes[64], csizes[64], maxs = 1;
     double deltas[64];
-    int ns = 0, nd = 0;
+    int ns = 0, nd = 0, nc = 0;
+    for (const char *p = clist; *p && nc < 64;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1L << 30) {
+            fprintf(stderr, "latitude-calib: --copy-sizes: expected a comma list of byte counts (1 B to 1 GiB)\n");
+            return 2;
+        }
+        csizes[nc++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
     for (const char *p = dlist; *p && nd < 64;) {
         char *end;
         double v = strtod(p, &end);
@@ -416,6 +493,8 @@ int main(int argc, char **argv)
         stream(sizes[i], sizes[i] > 65536 ? 20 : 200);
     if (strstr(what, "eager"))
         eager_limit(maxs > 4 << 20 ? maxs : 4 << 20);
+    if (strstr(what, "copy"))
+        copies(csizes, nc, batches, pool_mib);
     fflush(stdout);
     MPI_Finalize();
     free(buf);

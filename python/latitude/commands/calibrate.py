@@ -1,4 +1,4 @@
-"""``latitude calibrate``: measure L, o, g, G, O, S and write a machine file."""
+"""``latitude calibrate``: measure L, o, g, G, O, S and the copy cost C and write a machine file."""
 
 from __future__ import annotations
 
@@ -24,16 +24,19 @@ The launcher command is given without a program: Latitude appends its measuremen
 (built once for this MPI, like the tracer). Ranks 0 and 1 measure; place them where the
 messages you care about travel (two nodes for the network, one node for shared memory).
 o is the time inside MPI_Send/MPI_Recv of a small message, L the half round trip minus both
-(per protocol), G the slope over large messages; each with its spread over the --repeat runs.
+(per protocol), G the slope over large messages, C the slope of memcpy of 64 KiB to 4 MiB with
+cold caches (the cost per byte of a collective's local copy); each with its spread over the
+--repeat runs.
 With -o, every sample is saved next to the machine file (NAME.samples.csv)."""
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "calibrate",
-        help="measure the LogGPS parameters (ping-pong, overheads, streaming)",
+        help="measure the LogGPS parameters (ping-pong, overheads, streaming, local copies)",
         description="Measure half round trips, the time inside send and receive calls, back-to-back "
-        "sends and the eager limit between ranks 0 and 1; identify L, o, g, G, O, S with their "
+        "sends, the eager limit and cold memory copies on ranks 0 and 1; identify L, o, g, G, O, S and "
+        "the copy cost C with their "
         "uncertainty, print them with the model against every measured size and write a machine "
         "file usable as --machine.",
         epilog=EPILOG,
@@ -81,7 +84,7 @@ def register(subparsers) -> None:
         "--bayes",
         action="store_true",
         help="also sample the posterior of L, o, G, O, the protocol classes' terms and the noise by MCMC "
-        "(emcee); with -o saved as "
+        "(emcee); C stays at its point value; with -o saved as "
         "NAME.posterior.csv (give it to predict --posterior)",
     )
     g.add_argument(

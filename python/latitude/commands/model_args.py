@@ -24,6 +24,11 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
     grp.add_argument("-g", metavar="TIME", help="NIC gap per message; implies --serialize-nic (default 0)")
     grp.add_argument("-O", metavar="GAP", help="CPU overhead per byte (default 0)")
     grp.add_argument(
+        "-C",
+        metavar="GAP",
+        help="cost per byte of a local memory copy (a collective's own block; default: priced as -O)",
+    )
+    grp.add_argument(
         "-S", metavar="SIZE", help="eager limit: larger messages use rendezvous (default 256KiB; 'inf' = all eager)"
     )
     grp.add_argument("--rendezvous", choices=PROTOCOLS, help="rendezvous protocol (default handshake)")
@@ -47,14 +52,14 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
         "--set",
         action="append",
         metavar="NAME=VALUE",
-        help="set any named parameter, e.g. --set wire=300ns --set intra.L=0.2us (repeatable)",
+        help="set any named parameter, e.g. --set wire=300ns --set intra.L=0.2us --set C=0.07ns (repeatable)",
     )
 
 
 def params_from_args(args: argparse.Namespace) -> Params:
     base = Params.from_machine(args.machine) if getattr(args, "machine", None) else Params()
     kw = {}
-    for name in PARAM_NAMES + ("S",):
+    for name in PARAM_NAMES + ("S", "C"):
         value = getattr(args, name, None)
         if value is not None:
             kw[name] = value
@@ -77,7 +82,7 @@ def with_sets(params: Params, sets) -> Params:
         if not eq or not name:
             raise InputError("--set", f"expected NAME=VALUE such as wire=300ns, got {item!r}")
         try:
-            params.index(name)
+            params.kind(name)  # a parameter of this point (C may be set on any)
         except InputError as err:
             raise InputError("--set", err.what) from None
         changes[name] = params.parse(name, value.strip(), f"--set {name}")

@@ -19,7 +19,8 @@
 //! loggopsim send:     as the handshake send until the match E(u)
 //! loggopsim recv:     as eager recv, then stack o
 //! NIC gap:            bandwidth g + b·G (the NIC still busy with the previous send)
-//! calc copying s:     compute c, then stack b(s)·O (a collective's local copy: MPI time,
+//! calc copying s:     compute c, then stack b(s)·C (a collective's local copy, C the
+//!                     model's copy parameter or O without one: MPI time,
 //!                     so it is cut like a message op, not part of the computations' union)
 //! ```
 //!
@@ -270,8 +271,9 @@ impl<R: Routes> Ctx<'_, R> {
     fn segments(&self, v: usize) -> Segs {
         let g = self.g;
         if g.kind[v] == Kind::Calc {
-            // A copying calc: its own computation, then the copy b(s)·O (stack, like O).
-            let copy = b(g.copy(v as u32)) as i128 * self.pt.theta[p::O_BYTE];
+            // A copying calc: its own computation, then the copy b(s)·C (C the model's copy
+            // parameter, else O: stack, like O).
+            let copy = b(g.copy(v as u32)) as i128 * self.pt.theta[self.plan.model.copy_param()];
             return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.unit), (Part::Stack, copy)]);
         }
         let q = g.partner[v] as usize;

@@ -78,9 +78,22 @@ impl Step {
         }
     }
 
-    /// The step's concrete cost on the machine.
+    /// The step's concrete cost on the machine. A calc's only parameter term is its copy,
+    /// priced by the model's copy parameter (C, else O).
     pub fn concrete<R: Routes>(&self, g: &ExecGraph, net: &R, model: &Model) -> Lin {
+        if self.kind == StepKind::Calc {
+            let mut l = Lin::constant(self.cost.c);
+            l.push(model.copy_param() as u16, self.cost.a[p::O_BYTE]);
+            return l;
+        }
         self.route(g, net, model).expand(&self.cost)
+    }
+
+    /// What one byte of the step's O column costs at `pt`, in ns: a calc's copy is priced
+    /// by the model's copy parameter, every other step's bytes by O.
+    fn per_byte_ns(&self, pt: &Point, model: &Model) -> f64 {
+        let k = if self.kind == StepKind::Calc { model.copy_param() } else { p::O_BYTE };
+        pt.to_ns(pt.theta[k])
     }
 
     /// Rank that pays the step's overhead and rank whose time the network part delays.
@@ -113,7 +126,7 @@ pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R, 
         let route = st.route(g, net, model);
         let lat = a[p::L] as f64 * pt.to_ns(route.lat.at(pt));
         let bw = a[p::G_BYTE] as f64 * pt.to_ns(route.gap.at(pt));
-        let ovh = a[p::O_MSG] as f64 * (th[p::O_MSG] + pt.to_ns(route.ovh_at(pt))) + a[p::O_BYTE] as f64 * th[p::O_BYTE];
+        let ovh = a[p::O_MSG] as f64 * (th[p::O_MSG] + pt.to_ns(route.ovh_at(pt))) + a[p::O_BYTE] as f64 * st.per_byte_ns(pt, model);
         let gap = a[p::G_MSG] as f64 * th[p::G_MSG];
         s.calc_ns += calc;
         s.latency_ns += lat;

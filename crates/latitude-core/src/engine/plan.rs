@@ -25,6 +25,8 @@ pub struct Plan {
     /// exact evaluations can be refused before their integers could overflow.
     calc_total: f64,
     coeff_total: [f64; NPARAM],
+    /// Bytes of every calc's copy (priced by the model's copy parameter).
+    copy_total: f64,
 }
 
 impl Plan {
@@ -63,7 +65,7 @@ impl Plan {
             }
         };
         let par = g.len() > 1 << 16;
-        let ((slot, nslots), sink, (calc_total, coeff_total)) = if g.slots.is_some() && gap_prev.is_empty() {
+        let ((slot, nslots), sink, (calc_total, coeff_total, copy_total)) = if g.slots.is_some() && gap_prev.is_empty() {
             // Stored slots are a read: the sinks take its thread.
             let (((slot, nslots), sink), bounds) = crate::parallel::join(par, || (slots(), sinks(g)), || cost_bounds(g));
             ((slot, nslots), sink, bounds)
@@ -71,7 +73,7 @@ impl Plan {
             let (slots, (bounds, sink)) = crate::parallel::join(par, slots, || (cost_bounds(g), sinks(g)));
             (slots, sink, bounds)
         };
-        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total })
+        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total, copy_total })
     }
 
     /// No `requires` edge consumes v's end.
@@ -90,7 +92,7 @@ impl Plan {
             let most = |ks: [u16; 3]| ks.iter().map(|&k| pt.theta[k as usize] as f64).fold(0.0, f64::max);
             (most(c.o), most(c.l))
         });
-        let mut m = self.calc_total * pt.unit as f64;
+        let mut m = self.calc_total * pt.unit as f64 + self.copy_total * pt.theta[self.model.copy_param()] as f64;
         for k in 0..NPARAM {
             let v = match k {
                 p::L => lat + cl,
@@ -126,15 +128,15 @@ fn sinks(g: &ExecGraph) -> Vec<u64> {
     bits
 }
 
-/// Crude upper bounds of the costs on any path: all calcs, and per message op at most four
-/// latencies, four overheads, one NIC gap and twice its bytes.
-fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM]) {
-    let mut calc = 0.0;
+/// Crude upper bounds of the costs on any path: all calcs and their copies' bytes, and per
+/// message op at most four latencies, four overheads, one NIC gap and twice its bytes.
+fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM], f64) {
+    let (mut calc, mut copy) = (0.0, 0.0);
     let mut a = [0.0; NPARAM];
     for v in 0..g.len() {
         if g.kind[v] == Kind::Calc {
             calc += g.val[v] as f64;
-            a[p::O_BYTE] += g.copy(v as u32) as f64;
+            copy += g.copy(v as u32) as f64;
         } else {
             let bytes = g.val[v] as f64;
             a[p::L] += 4.0;
@@ -144,7 +146,7 @@ fn cost_bounds(g: &ExecGraph) -> (f64, [f64; NPARAM]) {
             a[p::O_BYTE] += 2.0 * bytes;
         }
     }
-    (calc, a)
+    (calc, a, copy)
 }
 
 fn check_matched(g: &ExecGraph) -> Result<()> {

@@ -323,7 +323,8 @@ mod tests {
             };
             let g0 = random_graph(&spec).unwrap();
             for protocol in [Protocol::Handshake, Protocol::LogGopSim] {
-                let model = Model { protocol, eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize], nic_serialization: rng.below(2) == 1, classes: None };
+                let model =
+                    Model { protocol, eager_limit: [0, 1024, u64::MAX][rng.below(3) as usize], nic_serialization: rng.below(2) == 1, ..Model::default() };
                 let mut g = g0.clone();
                 let plan = Plan::prepare(&mut g, model).unwrap();
                 let vals = [rng.below(30) as f64, rng.below(5) as f64, rng.below(3) as f64, [0.0, 1.0, 0.018][rng.below(3) as usize], 0.0];

@@ -80,7 +80,8 @@ pub struct ExecGraph {
     /// 400 MB for both (u32 would double that for indices nobody reaches).
     pub(crate) cpu: Arr<u16>,
     pub(crate) nic: Arr<u16>,
-    /// Bytes each calc copies on its CPU (a collective's local copy, priced b(s)·O); empty
+    /// Bytes each calc copies on its CPU (a collective's local copy, priced b(s)·C, C the
+    /// model's copy parameter or O); empty
     /// when no op copies, which is every graph without collectives that copy.
     pub(crate) copy: Arr<u64>,
     /// CSR predecessor lists: `pred[pred_off[v]..pred_off[v+1]]`, `IREQ` flag on irequires.

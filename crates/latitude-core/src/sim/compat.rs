@@ -229,8 +229,8 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
             let (nt, cause) = (self.st.nexto[rc], self.obs.cpu_cause(rc));
             return self.reinsert(e, nt, cause);
         }
-        // a collective's local copy occupies the CPU like a calc of b(s)·O
-        let copy = crate::model::b(self.sg.copy(i)).saturating_mul(self.c.th.ob);
+        // a collective's local copy occupies the CPU like a calc of b(s)·C (C, else O)
+        let copy = crate::model::b(self.sg.copy(i)).saturating_mul(self.c.th.cp);
         let s = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy);
         let noise = self.c.noise.os(op.rank, t, s);
         let end = t.wrapping_add(s).wrapping_add(noise);

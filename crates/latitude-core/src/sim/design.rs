@@ -233,8 +233,8 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         match op.kind {
             Kind::Calc => {
                 // a collective's join: the rest of its measured time, if drawn (noise.rs)
-                // plus a collective's local copy, b(s)·O on the CPU (model.rs)
-                let copy = b(self.sg.copy(i)).saturating_mul(self.c.th.ob);
+                // plus a collective's local copy, b(s)·C on the CPU (C: the copy parameter, else O; model.rs)
+                let copy = b(self.sg.copy(i)).saturating_mul(self.c.th.cp);
                 let len = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy);
                 let cause = if O::ON { Cause::ready(self.vx(i)) } else { Cause::NONE };
                 let (t0, t1, slice) = self.phase(i, SliceKind::Calc, self.now, cause, len);

@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
-use crate::model::{p, Classes, Model, Point, NPARAM, TICKS_PER_NS};
+use crate::model::{p, Model, Point, COPY_NAME, NPARAM, TICKS_PER_NS};
 use crate::net::Routes;
 use rayon::prelude::*;
 
@@ -77,6 +77,8 @@ pub(crate) struct Theta {
     pub g: u64,
     pub gb: u64,
     pub ob: u64,
+    /// Per-byte cost of a local copy: C when the model has it, else O.
+    pub cp: u64,
     /// Protocol classes' o_c and l_c (small, medium, large; zero without classes).
     pub co: [u64; 3],
     pub cl: [u64; 3],
@@ -181,7 +183,7 @@ const LIMIT: u64 = 1 << 62;
 const FLAGS: [&str; NPARAM] = ["-L", "-o", "-g", "-G", "-O"];
 
 /// θ in units of `unit_ticks` ticks (rounded), and whether that was exact.
-fn theta_in(pt: &Point, unit_ticks: u64, classes: Option<Classes>) -> (Theta, bool) {
+fn theta_in(pt: &Point, unit_ticks: u64, model: &Model) -> (Theta, bool) {
     let mut exact = true;
     let mut conv = |theta: i128| {
         // θ_k = theta/unit ns = theta·10⁹/unit ticks
@@ -192,13 +194,14 @@ fn theta_in(pt: &Point, unit_ticks: u64, classes: Option<Classes>) -> (Theta, bo
     };
     let v: Vec<u64> = pt.theta[..NPARAM].iter().map(|&t| conv(t)).collect();
     let (mut co, mut cl) = ([0u64; 3], [0u64; 3]);
-    if let Some(c) = classes {
+    if let Some(c) = model.classes {
         for i in 0..3 {
             co[i] = conv(pt.theta[c.o[i] as usize]);
             cl[i] = conv(pt.theta[c.l[i] as usize]);
         }
     }
-    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE], co, cl }, exact)
+    let cp = conv(pt.theta[model.copy_param()]);
+    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE], cp, co, cl }, exact)
 }
 
 /// LogGOPSim takes `int` parameters in ns and a 32-bit S.
@@ -206,14 +209,16 @@ fn compat_theta(pt: &Point, model: &Model) -> Result<Theta> {
     if model.classes.is_some() {
         return Err(Error::in_file("--loggopsim-compat", "LogGOPSim has one eager/rendezvous protocol; it cannot simulate protocol size classes"));
     }
-    let (th, _) = theta_in(pt, UNITS[NS], None);
+    let (th, _) = theta_in(pt, UNITS[NS], model);
     let vals = pt.ns();
-    for k in 0..NPARAM {
+    // the globals, and the copy parameter C when the model has one (a copy is a calc)
+    let named = (0..NPARAM).map(|k| (k, FLAGS[k], p::NAMES[k])).chain(model.copy.map(|k| (k as usize, "-C", COPY_NAME)));
+    for (k, flag, name) in named {
         let integral = pt.theta[k] % pt.unit == 0;
         if !integral || vals[k] > i32::MAX as f64 {
             return Err(Error::in_file(
-                FLAGS[k],
-                format!("--loggopsim-compat needs integer ns below 2^31 (LogGOPSim's parameters are C ints), got {} = {} ns", p::NAMES[k], vals[k]),
+                flag,
+                format!("--loggopsim-compat needs integer ns below 2^31 (LogGOPSim's parameters are C ints), got {name} = {} ns", vals[k]),
             ));
         }
     }
@@ -257,7 +262,7 @@ impl<'a> Runner<'a> {
             NS
         } else {
             // the coarsest unit in which every parameter (and every pair's cost) is exact
-            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u], opts.model.classes).1 && pairs_in(&pair_ticks, UNITS[u]).1).unwrap_or(0)
+            (0..=NS).rev().find(|&u| theta_in(pt, UNITS[u], &opts.model).1 && pairs_in(&pair_ticks, UNITS[u]).1).unwrap_or(0)
         };
         let (costs, exact) = pairs_in(&pair_ticks, UNITS[unit]);
         let pairs = (unit, costs, exact);
@@ -271,7 +276,7 @@ impl<'a> Runner<'a> {
             let unit_ticks = UNITS[self.unit];
             let (th, mut exact) = match self.opts.semantics {
                 Semantics::LogGopSim => (compat_theta(&self.pt, &self.opts.model)?, true),
-                Semantics::Design => theta_in(&self.pt, unit_ticks, self.opts.model.classes),
+                Semantics::Design => theta_in(&self.pt, unit_ticks, &self.opts.model),
             };
             if self.pairs.0 != self.unit {
                 let (costs, ok) = pairs_in(&self.pair_ticks, unit_ticks);
