@@ -7,13 +7,14 @@
  * killed outright leaves zero bytes after its last record ("latitude trace" trims them).
  * Where the file cannot be mapped, a heap buffer written with pwrite() is used instead.
  *
- * Compressed traces (LATITUDE_TRACE_COMPRESS=1, a ".txt.gz" file): the heap buffer is
- * deflated (zlib, gzip wrapper, fastest level) each time it fills, with a sync flush, so the
- * file always ends on a byte boundary a decoder can stop at: a rank killed outright keeps
- * every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by default here), not
- * up to its last record as a mapped trace does. */
+ * Compressed traces (LATITUDE_TRACE_COMPRESS=1, a ".txt.gz" file): each time the heap buffer
+ * fills it is deflated into one gzip member of its own (lt_zip.c) appended to the file, so the
+ * file is always a sequence of whole members that gunzip decodes to the text: a rank killed
+ * outright keeps every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by
+ * default here), not up to its last record as a mapped trace does. */
 #define _GNU_SOURCE
 #include "lt_buf.h"
+#include "lt_zip.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,7 +31,7 @@ static char *map_base;            /* the mapping (page aligned) when mapped */
 static size_t map_len, win_size;
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
-static int deflating; /* a compressed trace (lt.gz) whose stream is open */
+static int deflating; /* a compressed trace (lt.gz), its encoder ready */
 
 /* Signals that end the run are blocked while buf/used/win_off change together. */
 static void block(sigset_t *old)
@@ -56,47 +57,17 @@ static void write_all(const char *b, size_t n, uint64_t off)
     }
 }
 
-#ifdef LT_HAVE_ZLIB
-#include <zlib.h>
-static z_stream zs;
-
-int lt_buf_can_compress(void) { return 1; }
-
-static int gz_open(void)
+/* Deflate the committed bytes into one gzip member at the file's end (lt_zip.c). The buffer
+ * always has TAIL bytes beyond lt.cap, so the "#@ end" line can join the last member. */
+static void gz_member(size_t n)
 {
-    return deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    if (n == 0)
+        return;
+    const unsigned char *out;
+    size_t k = lt_zip_member(lt.buf, n, &out);
+    write_all((const char *)out, k, win_off);
+    win_off += k;
 }
-
-/* Deflate n bytes of b into the file (flush: Z_SYNC_FLUSH or Z_FINISH). No allocation after
- * deflateInit2, so the signal handlers may call it too. */
-static void gz_write(const char *b, size_t n, int flush)
-{
-    unsigned char out[1 << 16];
-    zs.next_in = (unsigned char *)(uintptr_t)b;
-    zs.avail_in = (uInt)n;
-    do {
-        zs.next_out = out;
-        zs.avail_out = sizeof out;
-        if (deflate(&zs, flush) == Z_STREAM_ERROR)
-            return;
-        size_t have = sizeof out - zs.avail_out;
-        write_all((const char *)out, have, win_off);
-        win_off += have;
-    } while (zs.avail_out == 0);
-}
-#else /* built without zlib's header: compressed traces are written plain (lt_core.c says so) */
-#define Z_NO_FLUSH 0
-#define Z_SYNC_FLUSH 0
-#define Z_FINISH 0
-int lt_buf_can_compress(void) { return 0; }
-static int gz_open(void) { return 0; }
-static void gz_write(const char *b, size_t n, int flush)
-{
-    (void)b;
-    (void)n;
-    (void)flush;
-}
-#endif
 
 /* Map the window that starts at file offset pos, with room for `need` bytes. */
 static int map_at(uint64_t pos, size_t need)
@@ -132,7 +103,7 @@ int lt_buf_open(size_t size)
     win_size = size;
     win_off = 0;
     lt.used = 0;
-    deflating = lt.gz && gz_open();
+    deflating = lt.gz && lt_zip_open(size + TAIL) == 0;
     const char *m = getenv("LATITUDE_TRACE_MMAP");
     if (!deflating && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
@@ -142,7 +113,7 @@ int lt_buf_open(size_t size)
     if (file_len)
         ftruncate(lt.fd, 0);
     file_len = 0;
-    lt.buf = malloc(size);
+    lt.buf = malloc(size + TAIL); /* TAIL: room for the "#@ end" line after a full buffer */
     lt.cap = size;
     return lt.buf ? 0 : -1;
 }
@@ -163,7 +134,7 @@ static char *advance(size_t partial, size_t need)
         lt.used = 0; /* the partial record is already in the file pages now mapped */
     } else {
         if (deflating) {
-            gz_write(lt.buf, lt.used, Z_SYNC_FLUSH); /* moves win_off to the file's end */
+            gz_member(lt.used); /* moves win_off to the file's end */
         } else {
             write_all(lt.buf, lt.used, win_off);
             win_off = pos;
@@ -171,8 +142,8 @@ static char *advance(size_t partial, size_t need)
         memmove(lt.buf, lt.buf + lt.used, partial);
         lt.used = 0;
         if (partial + need > lt.cap) {
-            char *nb = realloc(lt.buf, (partial + need) * 2);
-            if (!nb)
+            char *nb = realloc(lt.buf, (partial + need) * 2 + TAIL);
+            if (!nb || (deflating && lt_zip_open((partial + need) * 2 + TAIL) != 0))
                 abort();
             lt.buf = nb;
             lt.cap = (partial + need) * 2;
@@ -195,7 +166,7 @@ char *lt_ensure(char *p, size_t more)
 }
 
 /* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
- * allocation, only pwrite/ftruncate/munmap/close and deflate) so signal handlers can call it. */
+ * allocation, only pwrite/ftruncate/munmap/close and lt_zip) so signal handlers can call it. */
 void lt_buf_end(const char *reason, size_t n)
 {
     if (lt.fd < 0)
@@ -216,8 +187,8 @@ void lt_buf_end(const char *reason, size_t n)
         ftruncate(fd, (off_t)(end + tn));
     } else if (deflating) {
         lt.fd = fd;
-        gz_write(lt.buf, lt.used, Z_NO_FLUSH);
-        gz_write(tail, tn, Z_FINISH); /* the stream is not freed: the run is ending */
+        memcpy(lt.buf + lt.used, tail, tn); /* the heap buffer has TAIL bytes beyond lt.cap */
+        gz_member(lt.used + tn);
         lt.fd = -1;
     } else {
         lt.fd = fd;
