@@ -54,7 +54,7 @@ def zipper(tmp_path_factory) -> Path:
     src = tracer.tracer_sources()
     exe = d / "zipper"
     subprocess.run(
-        [cc, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}", "-o", exe, d / "driver.c", src / "lt_zip.c"],
+        [cc, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}", "-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"],
         check=True,
     )
     return exe

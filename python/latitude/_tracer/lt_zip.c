@@ -22,10 +22,14 @@
  * or stored if that would be smaller. One member: the gzip header, the blocks, an empty final
  * block and the trailer (CRC-32 and size, RFC 1952). */
 #include "lt_zip.h"
+#include "lt_crc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define WIN 32768u         /* DEFLATE's window: the farthest a copy may reach back */
 #define MINM 4u            /* the shortest copy written (a shorter one costs more than literals) */
@@ -56,7 +60,6 @@ struct code {
 static struct {
     uint8_t len_sym[256];           /* length - 3 -> its symbol - 257 */
     uint8_t dist_lo[256], dist_hi[256]; /* distance - 1 -> symbol: below 256, else by (d - 1) >> 7 */
-    uint32_t crc[8][256];           /* CRC-32 tables, eight bytes at a time */
     int ready;
 } t;
 
@@ -66,10 +69,13 @@ static struct {
     size_t blk_start;        /* input offset of its first symbol */
     uint32_t lf[NLIT], df[NDIST];
     uint32_t kind[KINDS][2]; /* offset + 1 of the latest two lines of each kind in this member */
-    unsigned char *out, *o;  /* the member */
+    unsigned char *out;      /* the member */
     size_t cap;
-    uint64_t bits;           /* bits not yet written, and how many */
-    unsigned nb;
+    struct bits {            /* bits not yet written, how many, and where they go */
+        uint64_t v;
+        unsigned n;
+        unsigned char *o;
+    } b;
 } z;
 
 /* ---- tables ---- */
@@ -90,66 +96,42 @@ static void tables(void)
             s++;
         t.dist_hi[i] = (uint8_t)s;
     }
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        t.crc[0][i] = c;
-    }
-    for (int k = 1; k < 8; k++)
-        for (int i = 0; i < 256; i++)
-            t.crc[k][i] = (t.crc[k - 1][i] >> 8) ^ t.crc[0][t.crc[k - 1][i] & 0xff];
+    lt_crc_init();
     t.ready = 1;
 }
 
 static inline unsigned dist_sym(unsigned d1) { return d1 < 256 ? t.dist_lo[d1] : t.dist_hi[d1 >> 7]; }
 
-/* CRC-32 of gzip (RFC 1952), eight bytes per step */
-static uint32_t crc32_of(const unsigned char *p, size_t n)
+/* ---- bits ---- */
+static inline void put_to(struct bits *b, uint32_t v, unsigned n) /* n <= 32 */
 {
-    uint32_t c = 0xffffffffu;
-    for (; n >= 8; p += 8, n -= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-        c = t.crc[7][lo & 0xff] ^ t.crc[6][(lo >> 8) & 0xff] ^ t.crc[5][(lo >> 16) & 0xff] ^
-            t.crc[4][lo >> 24] ^ t.crc[3][hi & 0xff] ^ t.crc[2][(hi >> 8) & 0xff] ^
-            t.crc[1][(hi >> 16) & 0xff] ^ t.crc[0][hi >> 24];
+    b->v |= (uint64_t)v << b->n;
+    b->n += n;
+    if (b->n >= 32) {
+        unsigned char w[4] = {(unsigned char)b->v, (unsigned char)(b->v >> 8), (unsigned char)(b->v >> 16),
+                              (unsigned char)(b->v >> 24)};
+        memcpy(b->o, w, 4);
+        b->o += 4;
+        b->v >>= 32;
+        b->n -= 32;
     }
-    while (n--)
-        c = t.crc[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-    return ~c;
 }
 
-/* ---- bits ---- */
-static inline void put(uint32_t v, unsigned n) /* n <= 32 */
-{
-    z.bits |= (uint64_t)v << z.nb;
-    z.nb += n;
-    if (z.nb >= 32) {
-        z.o[0] = (unsigned char)z.bits;
-        z.o[1] = (unsigned char)(z.bits >> 8);
-        z.o[2] = (unsigned char)(z.bits >> 16);
-        z.o[3] = (unsigned char)(z.bits >> 24);
-        z.o += 4;
-        z.bits >>= 32;
-        z.nb -= 32;
-    }
-}
+static void put(uint32_t v, unsigned n) { put_to(&z.b, v, n); }
 
 static void align(void) /* to the next byte */
 {
-    while (z.nb > 0) {
-        *z.o++ = (unsigned char)z.bits;
-        z.bits >>= 8;
-        z.nb = z.nb > 8 ? z.nb - 8 : 0;
+    for (; z.b.n > 0; z.b.n = z.b.n > 8 ? z.b.n - 8 : 0) {
+        *z.b.o++ = (unsigned char)z.b.v;
+        z.b.v >>= 8;
     }
-    z.bits = 0;
+    z.b.v = 0;
 }
 
 static void put_bytes(const void *p, size_t n)
 {
-    memcpy(z.o, p, n);
-    z.o += n;
+    memcpy(z.b.o, p, n);
+    z.b.o += n;
 }
 
 static void put_le32(uint32_t v)
@@ -350,18 +332,26 @@ static void put_header(const struct header *h)
 
 static void put_symbols(const struct code *lit, const struct code *dist)
 {
+    struct bits b = z.b; /* in registers */
+    uint32_t litc[256], lenc[256]; /* code | bits << 24, the length's extra bits included */
+    for (unsigned i = 0; i < 256; i++) {
+        unsigned ls = t.len_sym[i], c = 257 + ls;
+        litc[i] = lit->bits[i] | (uint32_t)lit->len[i] << 24;
+        lenc[i] = (lit->bits[c] | (i + 3 - LBASE[ls]) << lit->len[c]) | (uint32_t)(lit->len[c] + LEXTRA[ls]) << 24;
+    }
     for (unsigned i = 0; i < z.nsym; i++) {
         uint32_t s = z.sym[i];
         if (!(s & MATCH)) {
-            put(lit->bits[s], lit->len[s]);
+            put_to(&b, litc[s] & 0xffffff, litc[s] >> 24);
             continue;
         }
-        unsigned l3 = (s >> 16) & 0xff, d1 = s & 0xffff, ls = t.len_sym[l3], ds = dist_sym(d1);
-        put(lit->bits[257 + ls] | (uint32_t)(l3 + 3 - LBASE[ls]) << lit->len[257 + ls],
-            lit->len[257 + ls] + LEXTRA[ls]);
-        put(dist->bits[ds] | (uint32_t)(d1 + 1 - DBASE[ds]) << dist->len[ds], dist->len[ds] + DEXTRA[ds]);
+        uint32_t l = lenc[(s >> 16) & 0xff];
+        unsigned d1 = s & 0xffff, ds = dist_sym(d1);
+        put_to(&b, l & 0xffffff, l >> 24);
+        put_to(&b, dist->bits[ds] | (uint32_t)(d1 + 1 - DBASE[ds]) << dist->len[ds], dist->len[ds] + DEXTRA[ds]);
     }
-    put(lit->bits[256], lit->len[256]);
+    put_to(&b, lit->bits[256], lit->len[256]);
+    z.b = b;
 }
 
 static void put_stored(const unsigned char *p, size_t n)
@@ -410,23 +400,6 @@ static void end_block(const unsigned char *in, size_t end)
 }
 
 /* ---- matching ---- */
-static inline void literal(const unsigned char *in, size_t i)
-{
-    if (z.nsym == BLOCK_SYMS)
-        end_block(in, i);
-    z.sym[z.nsym++] = in[i];
-    z.lf[in[i]]++;
-}
-
-static inline void copy(const unsigned char *in, size_t i, unsigned len, unsigned dist)
-{
-    if (z.nsym == BLOCK_SYMS)
-        end_block(in, i);
-    z.sym[z.nsym++] = MATCH | (len - 3) << 16 | (dist - 1);
-    z.lf[257 + t.len_sym[len - 3]]++;
-    z.df[dist_sym(dist - 1)]++;
-}
-
 /* bytes a[0..] and b[0..] have in common, at most max */
 static inline unsigned common(const unsigned char *a, const unsigned char *b, unsigned max)
 {
@@ -462,23 +435,42 @@ static size_t realign(const unsigned char *in, size_t j, size_t rs, size_t limit
     return j;
 }
 
-/* the kind of the line at p: a hash of its bytes up to the first ':' or digit */
+/* The kind of the line at p: a hash of its first bytes (at most 16) up to the first ':', digit
+ * or newline: the call name, "#@ done ", "#@ status call=", ... */
 static unsigned line_kind(const unsigned char *p, const unsigned char *end)
 {
-    uint32_t h = 2166136261u;
-    for (int k = 0; k < 24 && p < end && *p != ':' && (unsigned)(*p - '0') > 9; k++)
-        h = (h ^ *p++) * 16777619u;
-    return (h ^ (h >> 15)) & (KINDS - 1);
+    uint64_t w[2] = {0, 0};
+#ifdef __SSE2__
+    if (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0')); /* ':' is '0' + 10 */
+        __m128i stop = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(10)), d),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+        unsigned n = (unsigned)__builtin_ctz((unsigned)_mm_movemask_epi8(stop) | 0x10000u);
+        __m128i keep = _mm_cmpgt_epi8(_mm_set1_epi8((char)n),
+                                      _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        _mm_storeu_si128((__m128i *)w, _mm_and_si128(v, keep));
+    } else
+#endif
+    {
+        unsigned char b[16] = {0};
+        for (int k = 0; k < 16 && p + k < end && p[k] != ':' && p[k] != '\n' && (unsigned)(p[k] - '0') > 9; k++)
+            b[k] = p[k];
+        memcpy(w, b, 16);
+    }
+    uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xC2B2AE3D27D4EB4Full);
+    return (unsigned)(h >> 40) & (KINDS - 1);
 }
 
-/* How alike two lines look: their equal 8-byte words at the same offsets (at most 16). */
-static unsigned likeness(const unsigned char *in, size_t a, size_t b, size_t n)
+/* How alike two lines look: their equal 8-byte words at the same offsets, from the 16th byte
+ * (after the name and the start of the first number) to the 80th. */
+static unsigned likeness(const unsigned char *in, size_t ls, size_t le, size_t r)
 {
     unsigned same = 0;
-    for (size_t k = 0; k + 8 <= n && k < 128; k += 8) {
+    for (size_t k = 16; k + 8 <= le - ls && k < 80; k += 8) {
         uint64_t x, y;
-        memcpy(&x, in + a + k, 8);
-        memcpy(&y, in + b + k, 8);
+        memcpy(&x, in + ls + k, 8);
+        memcpy(&y, in + r + k, 8);
         same += x == y;
     }
     return same;
@@ -494,32 +486,40 @@ static size_t reference(const unsigned char *in, size_t ls, size_t le, unsigned 
         return prev;
     if (!z.kind[k][1] || ls - b > WIN)
         return a;
-    size_t n = le - ls;
-    return likeness(in, ls, b, n) > likeness(in, ls, a, n) ? b : a;
+    return likeness(in, ls, le, b) > likeness(in, ls, le, a) ? b : a;
 }
 
 /* The line in[ls..le) against the reference line starting at rs (rs == ls: none). */
 static void encode_line(const unsigned char *in, size_t ls, size_t le, size_t rs)
 {
-    size_t i = ls, j = rs;
-    while (i < le) {
+    uint32_t *sym = z.sym; /* the symbol count in a register */
+    unsigned nsym = z.nsym;
+    for (size_t i = ls, j = rs; i < le;) {
+        if (nsym == BLOCK_SYMS) {
+            z.nsym = nsym;
+            end_block(in, i);
+            nsym = 0;
+        }
         if (j < i && i - j <= WIN) {
             size_t room = le - i;
-            unsigned m = common(in + i, in + j, room < MAXM ? (unsigned)room : MAXM);
-            if (m >= MINM) {
-                copy(in, i, m, (unsigned)(i - j));
+            unsigned m = common(in + i, in + j, room < MAXM ? (unsigned)room : MAXM), d = (unsigned)(i - j);
+            if (m >= MINM) { /* a copy */
+                sym[nsym++] = MATCH | (m - 3) << 16 | (d - 1);
+                z.lf[257 + t.len_sym[m - 3]]++;
+                z.df[dist_sym(d - 1)]++;
                 i += m;
                 j += m;
                 continue;
             }
         }
-        unsigned char c = in[i];
-        literal(in, i);
-        i++;
+        unsigned char c = in[i++]; /* a literal */
+        sym[nsym++] = c;
+        z.lf[c]++;
         j++;
         if (rs < ls && separator(c) && in[j - 1] != c)
             j = realign(in, j, rs, ls, c);
     }
+    z.nsym = nsym;
 }
 
 /* ---- a member ---- */
@@ -539,9 +539,9 @@ size_t lt_zip_member(const char *text, size_t n, const unsigned char **out)
 {
     static const unsigned char gzip_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
     const unsigned char *in = (const unsigned char *)text;
-    z.o = z.out;
-    z.bits = 0;
-    z.nb = 0;
+    z.b.o = z.out;
+    z.b.v = 0;
+    z.b.n = 0;
     z.nsym = 0;
     z.blk_start = 0;
     memset(z.lf, 0, sizeof z.lf);
@@ -562,8 +562,8 @@ size_t lt_zip_member(const char *text, size_t n, const unsigned char **out)
     end_block(in, n);
     put(1 | 1 << 1, 3 + 7); /* the final block: empty, fixed codes (end of block is 7 zero bits) */
     align();
-    put_le32(crc32_of(in, n));
+    put_le32(lt_crc32(in, n));
     put_le32((uint32_t)n);
     *out = z.out;
-    return (size_t)(z.o - z.out);
+    return (size_t)(z.b.o - z.out);
 }
