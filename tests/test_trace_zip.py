@@ -53,10 +53,8 @@ def zipper(tmp_path_factory) -> Path:
     (d / "driver.c").write_text(DRIVER)
     src = tracer.tracer_sources()
     exe = d / "zipper"
-    subprocess.run(
-        [cc, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}", "-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"],
-        check=True,
-    )
+    flags = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}"]
+    subprocess.run([cc, *flags, "-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"], check=True)
     return exe
 
 

@@ -10,7 +10,6 @@
 #pragma GCC visibility push(hidden)
 
 #define LT_SLACK 1024 /* bytes reserved per record beyond its variable-length lists */
-#define LT_NUM 24     /* upper bound on one formatted number incl. separator */
 
 void lt_flush_locked(void);
 void lt_reserve_locked(size_t need);

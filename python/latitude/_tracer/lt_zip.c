@@ -400,28 +400,30 @@ static void end_block(const unsigned char *in, size_t end)
 }
 
 /* ---- matching ---- */
-/* bytes a[0..] and b[0..] have in common, at most max */
-static inline unsigned common(const unsigned char *a, const unsigned char *b, unsigned max)
+/* bytes a[0..] and b[0..] (b < a) have in common, at most max; a[0..limit) may be read */
+static inline unsigned common(const unsigned char *a, const unsigned char *b, unsigned max, const unsigned char *limit)
 {
     unsigned n = 0;
-    for (; n + 8 <= max; n += 8) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; a + n + 8 <= limit; n += 8) {
         uint64_t x, y;
         memcpy(&x, a + n, 8);
         memcpy(&y, b + n, 8);
         if (x != y) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            return n + ((unsigned)__builtin_ctzll(x ^ y) >> 3);
-#else
-            break;
-#endif
+            n += (unsigned)__builtin_ctzll(x ^ y) >> 3;
+            return n < max ? n : max;
         }
+        if (n + 8 >= max)
+            return max;
     }
+#endif
     while (n < max && a[n] == b[n])
         n++;
     return n;
 }
 
-static inline int separator(unsigned char c) { return c == ':' || c == ',' || c == ' ' || c == '='; }
+/* the separators a reference re-aligns at */
+static const unsigned char SEPARATOR[256] = {[' '] = 1, [','] = 1, [':'] = 1, ['='] = 1};
 
 /* the reference position after its separator c nearest to j - 1 (j itself if none near) */
 static size_t realign(const unsigned char *in, size_t j, size_t rs, size_t limit, unsigned char c)
@@ -462,12 +464,13 @@ static unsigned line_kind(const unsigned char *p, const unsigned char *end)
     return (unsigned)(h >> 40) & (KINDS - 1);
 }
 
-/* How alike two lines look: their equal 8-byte words at the same offsets, from the 16th byte
- * (after the name and the start of the first number) to the 80th. */
+/* How alike two lines look: their equal 8-byte words at the same offsets in the first 80
+ * bytes (a line and its kind's line before last differ in those of the arguments that
+ * alternate: buffers, requests, tags). */
 static unsigned likeness(const unsigned char *in, size_t ls, size_t le, size_t r)
 {
     unsigned same = 0;
-    for (size_t k = 16; k + 8 <= le - ls && k < 80; k += 8) {
+    for (size_t k = 0; k + 8 <= le - ls && k < 80; k += 8) {
         uint64_t x, y;
         memcpy(&x, in + ls + k, 8);
         memcpy(&y, in + r + k, 8);
@@ -490,7 +493,7 @@ static size_t reference(const unsigned char *in, size_t ls, size_t le, unsigned 
 }
 
 /* The line in[ls..le) against the reference line starting at rs (rs == ls: none). */
-static void encode_line(const unsigned char *in, size_t ls, size_t le, size_t rs)
+static void encode_line(const unsigned char *in, size_t ls, size_t le, size_t rs, size_t n)
 {
     uint32_t *sym = z.sym; /* the symbol count in a register */
     unsigned nsym = z.nsym;
@@ -500,10 +503,11 @@ static void encode_line(const unsigned char *in, size_t ls, size_t le, size_t rs
             end_block(in, i);
             nsym = 0;
         }
-        if (j < i && i - j <= WIN) {
+        if (j < i && in[i] == in[j] && i - j <= WIN) {
             size_t room = le - i;
-            unsigned m = common(in + i, in + j, room < MAXM ? (unsigned)room : MAXM), d = (unsigned)(i - j);
+            unsigned m = common(in + i, in + j, room < MAXM ? (unsigned)room : MAXM, in + n);
             if (m >= MINM) { /* a copy */
+                unsigned d = (unsigned)(i - j);
                 sym[nsym++] = MATCH | (m - 3) << 16 | (d - 1);
                 z.lf[257 + t.len_sym[m - 3]]++;
                 z.df[dist_sym(d - 1)]++;
@@ -515,9 +519,10 @@ static void encode_line(const unsigned char *in, size_t ls, size_t le, size_t rs
         unsigned char c = in[i++]; /* a literal */
         sym[nsym++] = c;
         z.lf[c]++;
-        j++;
-        if (rs < ls && separator(c) && in[j - 1] != c)
-            j = realign(in, j, rs, ls, c);
+        if (SEPARATOR[c] && in[j] != c && rs < ls)
+            j = realign(in, j + 1, rs, ls, c);
+        else
+            j++;
     }
     z.nsym = nsym;
 }
@@ -553,7 +558,7 @@ size_t lt_zip_member(const char *text, size_t n, const unsigned char **out)
         const unsigned char *nl = memchr(in + ls, '\n', n - ls);
         size_t le = nl ? (size_t)(nl - in) + 1 : n;
         unsigned k = line_kind(in + ls, in + le);
-        encode_line(in, ls, le, reference(in, ls, le, k, prev));
+        encode_line(in, ls, le, reference(in, ls, le, k, prev), n);
         z.kind[k][1] = z.kind[k][0];
         z.kind[k][0] = (uint32_t)ls + 1;
         prev = ls;
