@@ -43,10 +43,10 @@ static void block(sigset_t *old)
 
 static void unblock(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
-static void write_all(const char *b, size_t n, uint64_t off)
+static void write_all(int fd, const char *b, size_t n, uint64_t off)
 {
     while (n > 0) {
-        ssize_t w = pwrite(lt.fd, b, n, (off_t)off);
+        ssize_t w = pwrite(fd, b, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -59,13 +59,13 @@ static void write_all(const char *b, size_t n, uint64_t off)
 
 /* Deflate the committed bytes into one gzip member at the file's end (lt_zip.c). The buffer
  * always has TAIL bytes beyond lt.cap, so the "#@ end" line can join the last member. */
-static void gz_member(size_t n)
+static void gz_member(int fd, size_t n)
 {
     if (n == 0)
         return;
     const unsigned char *out;
     size_t k = lt_zip_member(lt.buf, n, &out);
-    write_all((const char *)out, k, win_off);
+    write_all(fd, (const char *)out, k, win_off);
     win_off += k;
 }
 
@@ -134,9 +134,9 @@ static char *advance(size_t partial, size_t need)
         lt.used = 0; /* the partial record is already in the file pages now mapped */
     } else {
         if (deflating) {
-            gz_member(lt.used); /* moves win_off to the file's end */
+            gz_member(lt.fd, lt.used); /* moves win_off to the file's end */
         } else {
-            write_all(lt.buf, lt.used, win_off);
+            write_all(lt.fd, lt.buf, lt.used, win_off);
             win_off = pos;
         }
         memmove(lt.buf, lt.buf + lt.used, partial);
@@ -166,12 +166,18 @@ char *lt_ensure(char *p, size_t more)
 }
 
 /* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
- * allocation, only pwrite/ftruncate/munmap/close and lt_zip) so signal handlers can call it. */
+ * allocation, only pwrite/ftruncate/munmap/close and lt_zip) so signal handlers can call it;
+ * signals are blocked meanwhile, so a handler cannot end the file a second time while the last
+ * member is being deflated. */
 void lt_buf_end(const char *reason, size_t n)
 {
-    if (lt.fd < 0)
-        return;
+    sigset_t old;
+    block(&old);
     int fd = lt.fd;
+    if (fd < 0) {
+        unblock(&old);
+        return;
+    }
     lt.active = 0;
     lt.fd = -1;
     char tail[TAIL + 64], *p = tail;
@@ -186,15 +192,12 @@ void lt_buf_end(const char *reason, size_t n)
         map_base = NULL;
         ftruncate(fd, (off_t)(end + tn));
     } else if (deflating) {
-        lt.fd = fd;
         memcpy(lt.buf + lt.used, tail, tn); /* the heap buffer has TAIL bytes beyond lt.cap */
-        gz_member(lt.used + tn);
-        lt.fd = -1;
+        gz_member(fd, lt.used + tn);
     } else {
-        lt.fd = fd;
-        write_all(lt.buf, lt.used, win_off);
-        write_all(tail, tn, end);
-        lt.fd = -1;
+        write_all(fd, lt.buf, lt.used, win_off);
+        write_all(fd, tail, tn, end);
     }
     close(fd);
+    unblock(&old);
 }
