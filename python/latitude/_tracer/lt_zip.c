@@ -439,11 +439,11 @@ static size_t realign(const unsigned char *in, size_t j, size_t rs, size_t limit
 
 /* The kind of the line at p: a hash of its first bytes (at most 16) up to the first ':', digit
  * or newline: the call name, "#@ done ", "#@ status call=", ... */
-static unsigned line_kind(const unsigned char *p, const unsigned char *end)
+static unsigned line_kind(const unsigned char *p, const unsigned char *end, const unsigned char *limit)
 {
     uint64_t w[2] = {0, 0};
 #ifdef __SSE2__
-    if (end - p >= 16) {
+    if (limit - p >= 16) { /* the bytes after a short line's end are not looked at */
         __m128i v = _mm_loadu_si128((const __m128i *)p);
         __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0')); /* ':' is '0' + 10 */
         __m128i stop = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(10)), d),
@@ -464,24 +464,10 @@ static unsigned line_kind(const unsigned char *p, const unsigned char *end)
     return (unsigned)(h >> 40) & (KINDS - 1);
 }
 
-/* How alike two lines look: their equal 8-byte words at the same offsets in the first 80
- * bytes (a line and its kind's line before last differ in those of the arguments that
- * alternate: buffers, requests, tags). */
-static unsigned likeness(const unsigned char *in, size_t ls, size_t le, size_t r)
-{
-    unsigned same = 0;
-    for (size_t k = 0; k + 8 <= le - ls && k < 80; k += 8) {
-        uint64_t x, y;
-        memcpy(&x, in + ls + k, 8);
-        memcpy(&y, in + r + k, 8);
-        same += x == y;
-    }
-    return same;
-}
-
 /* The reference of the line in[ls..le) of kind k: the latest line of its kind within the
- * window, or the one before it if it looks more alike (lines of two kinds that alternate, such
- * as two sends to different buffers); else the line before (prev). */
+ * window, or the one before it if it looks more alike (lines of one kind that alternate, such
+ * as sends from two buffers: more equal 8-byte words at the same offsets in the first 80
+ * bytes); else the line before (prev). */
 static size_t reference(const unsigned char *in, size_t ls, size_t le, unsigned k, size_t prev)
 {
     size_t a = z.kind[k][0] - 1, b = z.kind[k][1] - 1;
@@ -489,7 +475,16 @@ static size_t reference(const unsigned char *in, size_t ls, size_t le, unsigned 
         return prev;
     if (!z.kind[k][1] || ls - b > WIN)
         return a;
-    return likeness(in, ls, le, b) > likeness(in, ls, le, a) ? b : a;
+    unsigned like_a = 0, like_b = 0;
+    for (size_t w = 0; w + 8 <= le - ls && w < 80; w += 8) {
+        uint64_t x, ya, yb;
+        memcpy(&x, in + ls + w, 8);
+        memcpy(&ya, in + a + w, 8);
+        memcpy(&yb, in + b + w, 8);
+        like_a += x == ya;
+        like_b += x == yb;
+    }
+    return like_b > like_a ? b : a;
 }
 
 /* The line in[ls..le) against the reference line starting at rs (rs == ls: none). */
@@ -557,7 +552,7 @@ size_t lt_zip_member(const char *text, size_t n, const unsigned char **out)
     for (size_t ls = 0; ls < n;) {
         const unsigned char *nl = memchr(in + ls, '\n', n - ls);
         size_t le = nl ? (size_t)(nl - in) + 1 : n;
-        unsigned k = line_kind(in + ls, in + le);
+        unsigned k = line_kind(in + ls, in + le, in + n);
         encode_line(in, ls, le, reference(in, ls, le, k, prev), n);
         z.kind[k][1] = z.kind[k][0];
         z.kind[k][0] = (uint32_t)ls + 1;
