@@ -43,6 +43,7 @@ def test_compressed_trace_reads_as_the_plain_one(ompi_apps, tmp_path):
     s, t = tracer.summarize(gz), tracer.summarize(text)
     assert (s.calls, s.folded_polls, s.endings) == (t.calls, t.folded_polls, t.endings)
     assert s.bytes == sum(f.stat().st_size for f in gz.iterdir()) < t.bytes
+    assert s.bytes < 200 * a["graph"]["messages"] < t.bytes  # the target, which plain text misses
     assert tracer.traced_runtime_ns(gz) == tracer.traced_runtime_ns(text)
     # the rank-0 file names the trace too, and the cached graph sees the compressed files
     one = json.loads(run_cli("predict", gz / "pmpi-trace-rank-0.txt.gz", "--json").stdout)
