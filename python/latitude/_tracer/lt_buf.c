@@ -25,10 +25,11 @@
 #include <unistd.h>
 
 #define TAIL 64 /* kept free after the window for the "#@ end" line */
+#define FIRST_WINDOW ((size_t)1 << 20)
 
 static volatile uint64_t win_off; /* file offset of lt.buf[0] */
 static char *map_base;            /* the mapping (page aligned) when mapped */
-static size_t map_len, win_size;
+static size_t map_len, win_size, win_max; /* the window grows to win_max (--buffer) */
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
 static int deflating; /* a compressed trace (lt.gz), its encoder ready */
@@ -75,6 +76,8 @@ static int map_at(uint64_t pos, size_t need)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t aligned = pos & ~(uint64_t)(page - 1);
     size_t lead = (size_t)(pos - aligned);
+    if (map_base && win_size < win_max) /* 1 MiB first, doubling: a short run prefaults little */
+        win_size = win_size * 2 < win_max ? win_size * 2 : win_max;
     size_t len = win_size > need + lead + TAIL ? win_size : need + lead + TAIL;
     len = (len + page - 1) & ~(page - 1);
     if (aligned + len > file_len) {
@@ -100,7 +103,8 @@ static int map_at(uint64_t pos, size_t need)
 
 int lt_buf_open(size_t size)
 {
-    win_size = size;
+    win_max = size;
+    win_size = size < FIRST_WINDOW ? size : FIRST_WINDOW;
     win_off = 0;
     lt.used = 0;
     deflating = lt.gz && lt_zip_open(size + TAIL) == 0;
