@@ -55,11 +55,15 @@ def zipper(tmp_path_factory) -> Path:
     src = tracer.tracer_sources()
     exe = d / "zipper"
     flags = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}"]
-    subprocess.run([cc, *flags, "-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"], check=True)
+    files = ["-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"]
+    # with AddressSanitizer where the compiler has it: a write past the output buffer fails
+    if subprocess.run([cc, *flags, "-fsanitize=address", *files], capture_output=True).returncode != 0:
+        subprocess.run([cc, *flags, *files], check=True)
     return exe
 
 
 def members(zipper: Path, text: bytes, block: int, env: dict | None = None) -> bytes:
+    env = {**(env or os.environ), "ASAN_OPTIONS": "detect_leaks=0"}
     return subprocess.run([zipper, str(block)], input=text, capture_output=True, check=True, env=env).stdout
 
 
@@ -116,11 +120,13 @@ def test_members_decode_to_the_text(zipper):
 
 
 def test_text_that_does_not_compress(zipper):
-    """Random bytes (stored blocks), one very long line (copies reaching across the whole
-    32 KiB window and past it), one byte repeated, no newline at all, and nothing at all."""
+    """Random bytes (stored blocks: 2 MiB of them in 1 MiB buffers filled the output buffer
+    past its end before its size counted every block), one very long line (copies reaching
+    across the whole 32 KiB window and past it), one byte repeated, no newline at all, and
+    nothing at all."""
     rng = random.Random(3)
     cases = [
-        bytes(rng.randrange(256) for _ in range(300_000)),
+        rng.randbytes(2 << 20),
         (b"MPI_Waitall:1.000:" + b",".join(b"%d" % rng.randrange(10**6) for _ in range(40_000)) + b"\n") * 3,
         b"a" * 200_000,
         b"MPI_Barrier:1.000:1,0,2:2.000",
@@ -132,7 +138,7 @@ def test_text_that_does_not_compress(zipper):
             data = members(zipper, text, block)
             assert b"".join(decode_members(data)) == text
     noise = members(zipper, cases[0], 1 << 20)
-    assert len(noise) < len(cases[0]) * 1.001 + 64  # stored, not inflated
+    assert len(noise) < len(cases[0]) * 1.001 + 128  # stored, not inflated
 
 
 def test_crc_by_tables_and_by_carry_less_multiply(zipper):

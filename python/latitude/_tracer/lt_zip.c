@@ -1,7 +1,7 @@
 /* A DEFLATE encoder made for trace text (lt_zip.h): compressed traces are gzip files that every
  * gzip reader decodes, written at a fraction of zlib's cost.
  *
- * Why not zlib. At its fastest level zlib spends ~50 instructions per byte (hash chains over
+ * Why not zlib. At its fastest level zlib spends 42-46 instructions per byte (hash chains over
  * every position, crc32 on top), ~5 ns per byte and ~0.4 us per record on the CI's VM: as much
  * as formatting the record, and the whole of the compressed trace's extra cost on a code that
  * completes a message every few microseconds. A trace needs far less search, because a line is
@@ -10,7 +10,8 @@
  *
  * Matching. Each line is walked beside a reference line: the latest line of its kind (its bytes
  * up to the first ':' or digit: the call name, "#@ done ", "#@ status call=", ...) within
- * DEFLATE's 32 KiB window, else the line before it. Where the two agree for MINM bytes or more
+ * DEFLATE's 32 KiB window, or the one before that if it looks more alike (reference()), else
+ * the line before it. Where the two agree for MINM bytes or more
  * a copy (length, distance) is written, elsewhere literals; after a literal both advance by one
  * (a number of the same width that differs in a few digits stays aligned), and a separator that
  * the reference does not have at that place moves the reference to its nearest same separator
@@ -70,7 +71,6 @@ static struct {
     uint32_t lf[NLIT], df[NDIST];
     uint32_t kind[KINDS][2]; /* offset + 1 of the latest two lines of each kind in this member */
     unsigned char *out;      /* the member */
-    size_t cap;
     struct bits {            /* bits not yet written, how many, and where they go */
         uint64_t v;
         unsigned n;
@@ -529,9 +529,12 @@ int lt_zip_open(size_t max_in)
         tables();
     free(z.sym);
     free(z.out);
-    z.cap = max_in + 5 * (max_in / 65535 + 2) + 64; /* every block at most its stored size */
+    /* every block is at most its stored size: its text, 5 bytes per 65535 and 1 to align; a
+     * block holds BLOCK_SYMS symbols of a byte or more, so there are at most max_in / BLOCK_SYMS
+     * + 1 blocks, and the gzip header, final block and trailer take 20 bytes */
+    size_t cap = max_in + 6 * (max_in / BLOCK_SYMS + max_in / 65535 + 2) + 64;
     z.sym = malloc(sizeof(*z.sym) * BLOCK_SYMS);
-    z.out = malloc(z.cap);
+    z.out = malloc(cap);
     return z.sym && z.out ? 0 : -1;
 }
 
