@@ -107,7 +107,9 @@ int lt_buf_open(size_t size)
     win_size = size < FIRST_WINDOW ? size : FIRST_WINDOW;
     win_off = 0;
     lt.used = 0;
-    deflating = lt.gz && lt_zip_open(size + TAIL) == 0;
+    deflating = lt.gz;
+    if (deflating && lt_zip_open(size + TAIL) != 0)
+        return -1; /* a ".gz" file must not get plain text */
     const char *m = getenv("LATITUDE_TRACE_MMAP");
     if (!deflating && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
