@@ -36,8 +36,14 @@ def test_abort_mid_run(ompi_apps, tmp_path):
     assert "ended by abort" in proc.stderr
 
 
-@pytest.mark.parametrize("mmap", ["1", "0"])
-def test_sigterm_from_the_process(ompi_apps, tmp_path, monkeypatch, mmap):
+# how the records reach the file: a mapped window, a heap buffer written with pwrite, or deflated
+# into gzip members (--compress)
+BUFFERS = {"mmap": ("1", ()), "heap": ("0", ()), "gz": ("1", ("--compress",))}
+
+
+@pytest.mark.parametrize("buffer", BUFFERS)
+def test_sigterm_from_the_process(ompi_apps, tmp_path, monkeypatch, buffer):
+    mmap, opts = BUFFERS[buffer]
     monkeypatch.setenv("LATITUDE_TRACE_MMAP", mmap)
     proc = trace(
         tmp_path,
@@ -54,6 +60,7 @@ def test_sigterm_from_the_process(ompi_apps, tmp_path, monkeypatch, mmap):
             "0",
         ],
         check=False,
+        opts=opts,
     )
     assert proc.returncode != 0
     ends = endings(tmp_path)
@@ -109,10 +116,11 @@ def test_exit_without_finalize(ompi_apps, tmp_path):
     assert all(c["MPI_Allreduce"] == 2 and c["MPI_Finalize"] == 0 for _, c in ends.values())
 
 
-@pytest.mark.parametrize("mmap", ["1", "0"])
-def test_small_buffer_many_flushes(ompi_apps, tmp_path, monkeypatch, mmap):
+@pytest.mark.parametrize("buffer", BUFFERS)
+def test_small_buffer_many_flushes(ompi_apps, tmp_path, monkeypatch, buffer):
     """A 64 KiB buffer forces hundreds of flushes (window moves with the mapped file, writes
-    with the heap buffer); the file must still be exact."""
+    with the heap buffer, gzip members); the file must still be exact."""
+    mmap, opts = BUFFERS[buffer]
     monkeypatch.setenv("LATITUDE_TRACE_MMAP", mmap)
     proc = trace(
         tmp_path,
@@ -129,12 +137,17 @@ def test_small_buffer_many_flushes(ompi_apps, tmp_path, monkeypatch, mmap):
             "400",
             "--report-calls",
         ],
-        opts=("--buffer", "64KiB"),
+        opts=("--buffer", "64KiB", *opts),
     )
     from tracetools import assert_counts_match
 
     assert_counts_match(tmp_path, proc.stdout, 2)
-    assert all(f.stat().st_size > 4 * 65536 for f in tmp_path.glob("*.txt"))
+    files = list(tmp_path.glob("*.txt*"))
+    assert len(files) == 2
+    if opts:  # many members, each a whole gzip file
+        assert all(f.read_bytes().count(b"\x1f\x8b\x08\x00") > 4 for f in files)
+    else:
+        assert all(f.stat().st_size > 4 * 65536 for f in files)
 
 
 def _child_named(pid: int, names: tuple) -> int | None:

@@ -9,6 +9,7 @@ generated Fortran wrappers. Skipped where the packages are not installed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 
@@ -45,6 +46,22 @@ def test_hpcc(tmp_path, tracer_cache):
     # bounded by the real communication: unfolded, N = 1000 wrote ~900 MB
     assert summary["bytes"] < 400 * stats["graph"]["messages"], (summary["bytes"], stats["graph"]["messages"])
     _every_analysis(tmp_path / "t")
+
+
+@pytest.mark.skipif(not (HAVE_OMPI and realapps.have_hpcc()), reason="needs Debian's hpcc and Open MPI")
+def test_hpcc_compressed(tmp_path, tracer_cache):
+    """Traced compressed, HPCC's trace is within 200 bytes per message of its graph, and its
+    graph is the one the gunzipped text gives."""
+    cmd, cwd = realapps.hpcc_case(tmp_path / "run")
+    proc = run_cli("trace", "-o", tmp_path / "t", "--compress", "--json", "--", *ompi(2), *cmd, cwd=cwd, timeout=300)
+    summary = json.loads(proc.stdout)
+    graph = json.loads(run_cli("schedule", tmp_path / "t", "--json").stdout)["graph"]
+    assert summary["bytes"] < 200 * graph["messages"], (summary["bytes"], graph["messages"])
+    text = tmp_path / "text"
+    text.mkdir()
+    for f in (tmp_path / "t").glob("*.txt.gz"):
+        (text / f.name[: -len(".gz")]).write_bytes(gzip.decompress(f.read_bytes()))
+    assert json.loads(run_cli("schedule", text, "--json").stdout)["graph"] == graph
 
 
 def _every_analysis(d) -> None:

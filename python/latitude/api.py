@@ -123,10 +123,22 @@ def _head(path: str) -> bytes | None:
         return b""  # unreadable: the GOAL reader reports why
     if head.startswith(b"\x1f\x8b"):  # gzip: a compressed trace is told by its text
         try:
-            return zlib.decompressobj(wbits=31).decompress(head, _HEAD_BYTES)
+            return _gunzip_head(head)
         except zlib.error:
             return head
     return head
+
+
+def _gunzip_head(data: bytes) -> bytes:
+    """The text at the start of gzip data, across members (the tracer writes one per buffer)."""
+    text = b""
+    while data and len(text) < _HEAD_BYTES:
+        z = zlib.decompressobj(wbits=31)
+        text += z.decompress(data, _HEAD_BYTES - len(text))
+        if not z.eof:
+            break
+        data = z.unused_data
+    return text
 
 
 def sniff(path: str) -> InputKind:

@@ -7,13 +7,14 @@
  * killed outright leaves zero bytes after its last record ("latitude trace" trims them).
  * Where the file cannot be mapped, a heap buffer written with pwrite() is used instead.
  *
- * Compressed traces (LATITUDE_TRACE_COMPRESS=1, a ".txt.gz" file): the heap buffer is
- * deflated (zlib, gzip wrapper, fastest level) each time it fills, with a sync flush, so the
- * file always ends on a byte boundary a decoder can stop at: a rank killed outright keeps
- * every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by default here), not
- * up to its last record as a mapped trace does. */
+ * Compressed traces (LATITUDE_TRACE_COMPRESS=1, a ".txt.gz" file): each time the heap buffer
+ * fills it is deflated into one gzip member of its own (lt_zip.c) appended to the file, so the
+ * file is always a sequence of whole members that gunzip decodes to the text: a rank killed
+ * outright keeps every record up to the last full buffer (LATITUDE_TRACE_BUFFER, 1 MiB by
+ * default here), not up to its last record as a mapped trace does. */
 #define _GNU_SOURCE
 #include "lt_buf.h"
+#include "lt_zip.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,13 +25,14 @@
 #include <unistd.h>
 
 #define TAIL 64 /* kept free after the window for the "#@ end" line */
+#define FIRST_WINDOW ((size_t)1 << 20)
 
 static volatile uint64_t win_off; /* file offset of lt.buf[0] */
 static char *map_base;            /* the mapping (page aligned) when mapped */
-static size_t map_len, win_size;
+static size_t map_len, win_size, win_max; /* the window grows to win_max (--buffer) */
 static uint64_t file_len;         /* current (pre-extended) file size */
 static int mapped;
-static int deflating; /* a compressed trace (lt.gz) whose stream is open */
+static int deflating; /* a compressed trace (lt.gz), its encoder ready */
 
 /* Signals that end the run are blocked while buf/used/win_off change together. */
 static void block(sigset_t *old)
@@ -42,10 +44,10 @@ static void block(sigset_t *old)
 
 static void unblock(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
-static void write_all(const char *b, size_t n, uint64_t off)
+static void write_all(int fd, const char *b, size_t n, uint64_t off)
 {
     while (n > 0) {
-        ssize_t w = pwrite(lt.fd, b, n, (off_t)off);
+        ssize_t w = pwrite(fd, b, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -56,47 +58,17 @@ static void write_all(const char *b, size_t n, uint64_t off)
     }
 }
 
-#ifdef LT_HAVE_ZLIB
-#include <zlib.h>
-static z_stream zs;
-
-int lt_buf_can_compress(void) { return 1; }
-
-static int gz_open(void)
+/* Deflate the committed bytes into one gzip member at the file's end (lt_zip.c). The buffer
+ * always has TAIL bytes beyond lt.cap, so the "#@ end" line can join the last member. */
+static void gz_member(int fd, size_t n)
 {
-    return deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    if (n == 0)
+        return;
+    const unsigned char *out;
+    size_t k = lt_zip_member(lt.buf, n, &out);
+    write_all(fd, (const char *)out, k, win_off);
+    win_off += k;
 }
-
-/* Deflate n bytes of b into the file (flush: Z_SYNC_FLUSH or Z_FINISH). No allocation after
- * deflateInit2, so the signal handlers may call it too. */
-static void gz_write(const char *b, size_t n, int flush)
-{
-    unsigned char out[1 << 16];
-    zs.next_in = (unsigned char *)(uintptr_t)b;
-    zs.avail_in = (uInt)n;
-    do {
-        zs.next_out = out;
-        zs.avail_out = sizeof out;
-        if (deflate(&zs, flush) == Z_STREAM_ERROR)
-            return;
-        size_t have = sizeof out - zs.avail_out;
-        write_all((const char *)out, have, win_off);
-        win_off += have;
-    } while (zs.avail_out == 0);
-}
-#else /* built without zlib's header: compressed traces are written plain (lt_core.c says so) */
-#define Z_NO_FLUSH 0
-#define Z_SYNC_FLUSH 0
-#define Z_FINISH 0
-int lt_buf_can_compress(void) { return 0; }
-static int gz_open(void) { return 0; }
-static void gz_write(const char *b, size_t n, int flush)
-{
-    (void)b;
-    (void)n;
-    (void)flush;
-}
-#endif
 
 /* Map the window that starts at file offset pos, with room for `need` bytes. */
 static int map_at(uint64_t pos, size_t need)
@@ -104,6 +76,8 @@ static int map_at(uint64_t pos, size_t need)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t aligned = pos & ~(uint64_t)(page - 1);
     size_t lead = (size_t)(pos - aligned);
+    if (map_base && win_size < win_max) /* 1 MiB first, doubling: a short run prefaults little */
+        win_size = win_size * 2 < win_max ? win_size * 2 : win_max;
     size_t len = win_size > need + lead + TAIL ? win_size : need + lead + TAIL;
     len = (len + page - 1) & ~(page - 1);
     if (aligned + len > file_len) {
@@ -129,10 +103,13 @@ static int map_at(uint64_t pos, size_t need)
 
 int lt_buf_open(size_t size)
 {
-    win_size = size;
+    win_max = size;
+    win_size = size < FIRST_WINDOW ? size : FIRST_WINDOW;
     win_off = 0;
     lt.used = 0;
-    deflating = lt.gz && gz_open();
+    deflating = lt.gz;
+    if (deflating && lt_zip_open(size + TAIL) != 0)
+        return -1; /* a ".gz" file must not get plain text */
     const char *m = getenv("LATITUDE_TRACE_MMAP");
     if (!deflating && !(m && *m == '0') && map_at(0, 0) == 0) {
         mapped = 1;
@@ -142,7 +119,7 @@ int lt_buf_open(size_t size)
     if (file_len)
         ftruncate(lt.fd, 0);
     file_len = 0;
-    lt.buf = malloc(size);
+    lt.buf = malloc(size + TAIL); /* TAIL: room for the "#@ end" line after a full buffer */
     lt.cap = size;
     return lt.buf ? 0 : -1;
 }
@@ -163,16 +140,16 @@ static char *advance(size_t partial, size_t need)
         lt.used = 0; /* the partial record is already in the file pages now mapped */
     } else {
         if (deflating) {
-            gz_write(lt.buf, lt.used, Z_SYNC_FLUSH); /* moves win_off to the file's end */
+            gz_member(lt.fd, lt.used); /* moves win_off to the file's end */
         } else {
-            write_all(lt.buf, lt.used, win_off);
+            write_all(lt.fd, lt.buf, lt.used, win_off);
             win_off = pos;
         }
         memmove(lt.buf, lt.buf + lt.used, partial);
         lt.used = 0;
         if (partial + need > lt.cap) {
-            char *nb = realloc(lt.buf, (partial + need) * 2);
-            if (!nb)
+            char *nb = realloc(lt.buf, (partial + need) * 2 + TAIL);
+            if (!nb || (deflating && lt_zip_open((partial + need) * 2 + TAIL) != 0))
                 abort();
             lt.buf = nb;
             lt.cap = (partial + need) * 2;
@@ -195,12 +172,18 @@ char *lt_ensure(char *p, size_t more)
 }
 
 /* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
- * allocation, only pwrite/ftruncate/munmap/close and deflate) so signal handlers can call it. */
+ * allocation, only pwrite/ftruncate/munmap/close and lt_zip) so signal handlers can call it;
+ * signals are blocked meanwhile, so a handler cannot end the file a second time while the last
+ * member is being deflated. */
 void lt_buf_end(const char *reason, size_t n)
 {
-    if (lt.fd < 0)
-        return;
+    sigset_t old;
+    block(&old);
     int fd = lt.fd;
+    if (fd < 0) {
+        unblock(&old);
+        return;
+    }
     lt.active = 0;
     lt.fd = -1;
     char tail[TAIL + 64], *p = tail;
@@ -215,15 +198,12 @@ void lt_buf_end(const char *reason, size_t n)
         map_base = NULL;
         ftruncate(fd, (off_t)(end + tn));
     } else if (deflating) {
-        lt.fd = fd;
-        gz_write(lt.buf, lt.used, Z_NO_FLUSH);
-        gz_write(tail, tn, Z_FINISH); /* the stream is not freed: the run is ending */
-        lt.fd = -1;
+        memcpy(lt.buf + lt.used, tail, tn); /* the heap buffer has TAIL bytes beyond lt.cap */
+        gz_member(fd, lt.used + tn);
     } else {
-        lt.fd = fd;
-        write_all(lt.buf, lt.used, win_off);
-        write_all(tail, tn, end);
-        lt.fd = -1;
+        write_all(fd, lt.buf, lt.used, win_off);
+        write_all(fd, tail, tn, end);
     }
     close(fd);
+    unblock(&old);
 }

@@ -10,13 +10,11 @@
 #pragma GCC visibility push(hidden)
 
 #define LT_SLACK 1024 /* bytes reserved per record beyond its variable-length lists */
-#define LT_NUM 24     /* upper bound on one formatted number incl. separator */
 
 void lt_flush_locked(void);
 void lt_reserve_locked(size_t need);
 char *lt_ensure(char *p, size_t more); /* room for `more` bytes inside an open record */
 int lt_buf_open(size_t size);            /* after lt.fd is open */
-int lt_buf_can_compress(void);           /* the tracer was built with zlib */
 void lt_buf_end(const char *reason, size_t n); /* "#@ end <reason>", final size, close */
 
 /* Make the record (and any extension lines after it) visible to flushes. */

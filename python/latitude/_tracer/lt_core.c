@@ -214,10 +214,7 @@ void lt_start(int thread_multiple)
     lt.mt = thread_multiple;
     lt.pid = getpid();
     const char *compress = getenv("LATITUDE_TRACE_COMPRESS");
-    lt.gz = compress && *compress && *compress != '0' && lt_buf_can_compress();
-    if (compress && *compress && *compress != '0' && !lt.gz && lt.rank == 0)
-        fprintf(stderr, "latitude-trace: this tracer was built without zlib (zlib.h was not found: "
-                        "install zlib1g-dev or zlib-devel and rebuild it); writing a plain trace\n");
+    lt.gz = compress && *compress && *compress != '0';
     char path[4096];
     trace_path(path, sizeof path);
     lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

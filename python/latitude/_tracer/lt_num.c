@@ -40,9 +40,8 @@ static inline void u32_8(char *p, uint32_t v)
     memcpy(p + 6, digit_pairs + (lo % 100) * 2, 2);
 }
 
-/* Decimal formatting on the hot path: 32-bit arithmetic in blocks of 8 digits, written in
- * place (no temporary copy). */
-char *lt_u64(char *p, uint64_t v)
+/* Decimal formatting: 32-bit arithmetic in blocks of 8 digits, written in place. */
+static char *u64_digits(char *p, uint64_t v)
 {
     if (v < 100000000) {
         char *e = p + u32_digits((uint32_t)v);
@@ -50,7 +49,56 @@ char *lt_u64(char *p, uint64_t v)
         return e;
     }
     uint64_t hi = v / 100000000;
-    p = lt_u64(p, hi);
+    p = u64_digits(p, hi);
     u32_8(p, (uint32_t)(v - hi * 100000000));
     return p + 8;
+}
+
+/* Numbers of nine digits and more are mostly addresses and handles (buffers, requests,
+ * communicators), which repeat from record to record: the last ones are kept formatted, one
+ * per slot of a small table indexed by a hash of the value. Callers hold the record lock, and
+ * signal handlers format small numbers only, which do not use the table. */
+#define BIG_SLOTS 64
+static struct {
+    uint64_t v;
+    uint32_t len;
+    char text[LT_NUM];
+} big[BIG_SLOTS];
+
+char *lt_u64(char *p, uint64_t v)
+{
+    if (v < 100000000) {
+        char *e = p + u32_digits((uint32_t)v);
+        u32_back(e, (uint32_t)v);
+        return e;
+    }
+    unsigned slot = (unsigned)((v * 0x9E3779B97F4A7C15ull) >> 58);
+    if (big[slot].v != v) {
+        big[slot].len = (uint32_t)(u64_digits(big[slot].text, v) - big[slot].text);
+        big[slot].v = v;
+    }
+    memcpy(p, big[slot].text, 20); /* the longest uint64_t; p has room for LT_NUM bytes */
+    return p + big[slot].len;
+}
+
+/* Timestamps (us since boot) keep their digits above the last four for 10 ms at a time. */
+static uint64_t us_high = UINT64_MAX;
+static char us_text[LT_NUM];
+static uint32_t us_len;
+
+char *lt_us(char *p, uint64_t us)
+{
+    if (us < 10000)
+        return lt_u64(p, us);
+    uint64_t high = us / 10000;
+    uint32_t low = (uint32_t)(us - high * 10000);
+    if (high != us_high) {
+        us_len = (uint32_t)(u64_digits(us_text, high) - us_text);
+        us_high = high;
+    }
+    memcpy(p, us_text, 16); /* high < 2^64 / 10^4: at most 16 digits */
+    p += us_len;
+    memcpy(p, digit_pairs + (low / 100) * 2, 2);
+    memcpy(p + 2, digit_pairs + (low % 100) * 2, 2);
+    return p + 4;
 }

@@ -19,7 +19,9 @@ static inline uint64_t lt_now(void)
 }
 
 /* ---- number formatting (no printf on the hot path) ---- */
+#define LT_NUM 24 /* upper bound on one formatted number incl. separator: writers may fill it */
 char *lt_u64(char *p, uint64_t v);
+char *lt_us(char *p, uint64_t us); /* the same for timestamps (us), whose high digits repeat */
 static inline char *lt_i64(char *p, int64_t v)
 {
     if (v < 0) {
@@ -32,7 +34,7 @@ static inline char *lt_i64(char *p, int64_t v)
 static inline char *lt_time(char *p, uint64_t ns)
 {
     uint64_t frac = ns % 1000u;
-    p = lt_u64(p, ns / 1000u);
+    p = lt_us(p, ns / 1000u);
     *p++ = '.';
     p[0] = (char)('0' + frac / 100);
     p[1] = (char)('0' + frac / 10 % 10);

@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--compress",
         action="store_true",
-        help="write each rank's trace gzip-compressed (pmpi-trace-rank-N.txt.gz, ~7x smaller); every "
+        help="write each rank's trace gzip-compressed (pmpi-trace-rank-N.txt.gz, ~8x smaller); every "
         "latitude command reads it as it is, `gunzip` gives Schedgen/LLAMP the plain files",
     )
     p.add_argument(
