@@ -14,8 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from latitude import tracer
-from tracetools import ompi, trace
+from tracetools import build_c_driver, ompi, trace
 
 DRIVER = r"""
 #include "lt_zip.h"
@@ -47,19 +46,7 @@ int main(int argc, char **argv)
 
 @pytest.fixture(scope="module")
 def zipper(tmp_path_factory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("zip")
-    (d / "driver.c").write_text(DRIVER)
-    src = tracer.tracer_sources()
-    exe = d / "zipper"
-    flags = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}"]
-    files = ["-o", exe, d / "driver.c", src / "lt_zip.c", src / "lt_crc.c"]
-    # with AddressSanitizer where the compiler has it: a write past the output buffer fails
-    if subprocess.run([cc, *flags, "-fsanitize=address", *files], capture_output=True).returncode != 0:
-        subprocess.run([cc, *flags, *files], check=True)
-    return exe
+    return build_c_driver(tmp_path_factory.mktemp("zip"), "zipper", DRIVER, ["lt_zip.c", "lt_crc.c"], sanitize=True)
 
 
 def members(zipper: Path, text: bytes, block: int, env: dict | None = None) -> bytes:

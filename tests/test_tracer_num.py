@@ -6,12 +6,11 @@ wrongly). Compiled here with a small driver that formats the values it reads fro
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from latitude import tracer
+from tracetools import build_c_driver
 
 DRIVER = r"""
 #include "lt_num.h"
@@ -39,16 +38,7 @@ int main(void)
 
 @pytest.fixture(scope="module")
 def formatter(tmp_path_factory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("num")
-    (d / "driver.c").write_text(DRIVER)
-    src = tracer.tracer_sources()
-    exe = d / "formatter"
-    flags = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}"]
-    subprocess.run([cc, *flags, "-o", exe, d / "driver.c", src / "lt_num.c"], check=True)
-    return exe
+    return build_c_driver(tmp_path_factory.mktemp("num"), "formatter", DRIVER, ["lt_num.c"])
 
 
 def expected(kind: str, v: int) -> str:

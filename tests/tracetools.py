@@ -156,3 +156,22 @@ def mpich_apps(tmp_path_factory, tracer_cache):
     if not HAVE_MPICH:
         pytest.skip("MPICH not installed (apt-get install mpich libmpich-dev)")
     return build_apps(tmp_path_factory.mktemp("apps-mpich"), "mpicc.mpich", shutil.which("mpifort.mpich"))
+
+
+def build_c_driver(d: Path, name: str, driver: str, sources: list[str], sanitize: bool = False) -> Path:
+    """Compile a small C `driver` against the tracer sources named (e.g. "lt_num.c") into d/name;
+    with `sanitize`, under AddressSanitizer where the compiler has it (a write past a buffer
+    then fails the run). Skips the test where there is no C compiler."""
+    from latitude import tracer
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (d / f"{name}.c").write_text(driver)
+    src = tracer.tracer_sources()
+    exe = d / name
+    flags = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{src}"]
+    files = ["-o", exe, d / f"{name}.c", *(src / s for s in sources)]
+    if not sanitize or subprocess.run([cc, *flags, "-fsanitize=address", *files], capture_output=True).returncode != 0:
+        subprocess.run([cc, *flags, *files], check=True)
+    return exe
