@@ -319,6 +319,36 @@ def test_injected_alltoall_costs_little_more_than_mpis(ompi_apps):
     assert ratio < 1.25, ratio
 
 
+def _paired_growth(ompi_apps, pattern: str, nbytes: int, delta_us: float) -> float:
+    """apps/gaps --paired-delta-us under the injector: the growth of one repetition from ΔL = 0
+    to delta_us, switched inside one run (MPI_Pcontrol), median of 25 paired blocks (µs)."""
+    from latitude import inject as ij
+
+    # not --oversubscribe: Open MPI would yield the CPU while polling
+    mpi = [OMPI_RUN, *(["--allow-run-as-root"] if os.geteuid() == 0 else []), "-np", "2"]
+    argv = [*mpi, str(ompi_apps / "gaps"), "--pattern", pattern, "--bytes", str(nbytes)]
+    argv += ["--iters", "10", "--work", "0", "--paired-delta-us", str(delta_us)]
+    out = ij.run_injected(ij.Launch.resolve(mpi), ij.InjectOptions(eager_limit=4040), argv=argv, timeout=300)
+    return float(re.search(r"paired_growth_us (\S+)", out.stderr).group(1))
+
+
+def test_sendrecv_of_2MiB_grows_by_the_models_four_delta(ompi_apps):
+    """A 2 MiB MPI_Sendrecv both ways grows by 4·ΔL per call, as the model's handshake
+    rendezvous says (send and receive concurrent, the sender completing a 4th ΔL after its
+    receiver). The injector's Sendrecv posted its receive first: at ΔL > 0 the ranks leave a
+    call up to ΔL apart, the later one found its peer's RTS already there and did the whole
+    2 MiB copy inside MPI_Irecv before its own send went out, and the two transfers ran one
+    after the other — 393 µs per call at ΔL = 20 µs on the development VM (19.6·ΔL). It now
+    posts the send first (80–85 µs). ΔL is switched inside one run, so other load hits both
+    sides of each pair alike; a miss is measured again, up to 3 times, before it counts."""
+    delta = 20.0
+    for _ in range(3):
+        growth = _paired_growth(ompi_apps, "sendrecv", 2097152, delta)
+        if 3 * delta < growth < 6 * delta:
+            break
+    assert 3 * delta < growth < 6 * delta, growth
+
+
 def test_inject_json_report(ompi_apps):
     out = inject(
         [*ompi(2), ompi_apps / "halo2d", "--iters", "10", "--nx", "64", "--ny", "64"], "--delta-L", "10us", "--json"
