@@ -332,18 +332,22 @@ def _paired_growth(ompi_apps, pattern: str, nbytes: int, delta_us: float) -> flo
     return float(re.search(r"paired_growth_us (\S+)", out.stderr).group(1))
 
 
-def test_sendrecv_of_2MiB_grows_by_the_models_four_delta(ompi_apps):
-    """A 2 MiB MPI_Sendrecv both ways grows by 4·ΔL per call, as the model's handshake
-    rendezvous says (send and receive concurrent, the sender completing a 4th ΔL after its
-    receiver). The injector's Sendrecv posted its receive first: at ΔL > 0 the ranks leave a
-    call up to ΔL apart, the later one found its peer's RTS already there and did the whole
-    2 MiB copy inside MPI_Irecv before its own send went out, and the two transfers ran one
-    after the other — 393 µs per call at ΔL = 20 µs on the development VM (19.6·ΔL). It now
-    posts the send first (80–85 µs). ΔL is switched inside one run, so other load hits both
-    sides of each pair alike; a miss is measured again, up to 3 times, before it counts."""
+@pytest.mark.parametrize("pattern", ["sendrecv", "exchange"])
+def test_2MiB_exchange_grows_by_the_models_four_delta(ompi_apps, pattern):
+    """2 MiB both ways at once, back to back (MPI_Sendrecv; MPI_Irecv, MPI_Isend, MPI_Waitall)
+    grows by 4·ΔL per call, as the model's handshake rendezvous says: the two transfers run at
+    once, each sender completing a 4th ΔL after its receiver. At ΔL > 0 the ranks leave each
+    call ΔL apart (a receiver's 3·ΔL against a sender's 4th, as in the model), and the later
+    one, held by the injector, let MPI take its peer's next RTS in while it waited; its next
+    MPI_Irecv then matched it and did the whole 2 MiB copy inside the call before its own send
+    went out, and the two transfers ran one after the other: 393–408 µs (Sendrecv) and 435 µs
+    (exchange) per call at ΔL = 20 µs on the development VM, 20·ΔL. Now a rank with nothing in
+    flight does not drive MPI's progress while held, and the injector's Sendrecv posts its send
+    first: 75–85 µs. ΔL is switched inside one run, so other load hits both sides of each pair
+    alike; a miss is measured again, up to 3 times, before it counts."""
     delta = 20.0
     for _ in range(3):
-        growth = _paired_growth(ompi_apps, "sendrecv", 2097152, delta)
+        growth = _paired_growth(ompi_apps, pattern, 2097152, delta)
         if 3 * delta < growth < 6 * delta:
             break
     assert 3 * delta < growth < 6 * delta, growth

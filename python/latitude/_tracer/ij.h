@@ -152,6 +152,7 @@ void ij_loop_leave(uint64_t outer);
 /* ---- timestamp/FIN streams, one-way estimates, release rule (ij_stream.c) ---- */
 void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm);
 void ij_reap(int all);
+int ij_small_pending(void);             /* timestamps and FINs not yet reaped */
 void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, uint64_t t_send,
                 uint32_t *seq);
 void ij_send_retract(struct ij_comm *c, int chan, int dst, int tag, uint32_t seq);
@@ -201,6 +202,7 @@ struct ij_req {
     uint32_t seq;         /* send: message number (echoed by the FIN) */
     int done;             /* MPI has completed the transfer (observed) */
     int known;            /* t_release is known */
+    int open;             /* send: counted among the sends whose release is not known yet */
     uint64_t t_seen;      /* last poll that found the transfer incomplete (0: none) */
     uint64_t seen_loop;   /* recv: the waiting loop (ij_loop) of that poll, or of the posting */
     uint64_t t_posted;    /* recv: end of the posting call (MPI may move the data inside it) */
