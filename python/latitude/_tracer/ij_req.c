@@ -469,18 +469,20 @@ static void kick(void)
     PMPI_Iprobe(MPI_ANY_SOURCE, IJ_TAG_NEVER, world, &flag, MPI_STATUS_IGNORE);
 }
 
-/* Nothing of this rank is in flight: every receive it posted was seen complete, every send's
- * release time is known and every timestamp and FIN reaped — a loop that polls now only waits
- * for a release time (a hold). MPI's progress then has nothing of ours to move, only what
- * arrives: a peer's next rendezvous RTS, which on a network with ΔL more latency would still be
- * on its way. Extracted during the hold it sat in MPI's unexpected queue, and the application's
- * next MPI_Irecv matched it and did the whole single-copy transfer inside the call, before the
- * MPI_Isend after it went out: in a receive-first exchange loop with less work than ΔL between
- * calls the rank released ΔL later (the sender's 4th ΔL) copied first and its peer only after,
- * two transfers one after the other (a 2 MiB exchange grew by 435 µs per iteration at
- * ΔL = 20 µs against the model's 80). Left in MPI's queues, the RTS is matched by the first
- * progress call after the Isend, and both transfers run at once, as in the model. */
-static int quiet(void) { return !head && !open_sends && !ij_small_pending(); }
+/* Nothing of this rank's needs MPI's progress: every send's release time is known and every
+ * timestamp and FIN reaped; a rendezvous receive still in flight is polled below (which drives
+ * progress), an eager one only waits for data its sender delivers without us. A loop that polls
+ * now waits for a release time (a hold) or for a message still to come. The kick would then
+ * only take in what arrives: a peer's next rendezvous RTS, which on a network with ΔL more
+ * latency would still be on its way. Taken in during the hold it sat in MPI's unexpected queue,
+ * and the application's next MPI_Irecv matched it and did the whole single-copy transfer
+ * inside the call, before the MPI_Isend after it went out: in a receive-first exchange loop
+ * with less work than ΔL between calls the rank released ΔL later (the sender's 4th ΔL)
+ * copied first and its peer only after, two transfers one after the other (a 2 MiB exchange
+ * grew by 435 µs per iteration at ΔL = 20 µs against the model's 80). Left in MPI's queues,
+ * the RTS is matched by the first progress call after the Isend, and both transfers run at
+ * once, as in the model. */
+static int quiet(void) { return !open_sends && !ij_small_pending(); }
 
 void ij_progress(void)
 {
