@@ -59,6 +59,7 @@ struct ij_state {
     uint64_t send_held_ns;  /* rendezvous senders held past MPI's completion for their FIN */
     uint64_t send_ns, recv_ns; /* total time from start to natural completion */
     uint64_t n_fallback;    /* collectives passed to MPI unchanged */
+    uint64_t n_unsuccessful; /* Test-family calls that reported nothing complete (polls) */
 };
 extern struct ij_state ij;
 

@@ -188,7 +188,7 @@ static void write_report(void)
             "recvs %llu\nsends %llu\nrendezvous %llu\nfins %llu\ncollectives %llu\n"
             "probes %llu\nexact_one_way %llu\nheld_ns %llu\ncollectives_passed_through %llu\n"
             "clock_offset_ns %lld\nsend_wait_ns %llu\nrecv_wait_ns %llu\npair_delta %d\n"
-            "held_rule_ns %llu\nsend_held_ns %llu\n",
+            "held_rule_ns %llu\nsend_held_ns %llu\nunsuccessful_tests %llu\n",
             ij.rank, ij.size, host, (unsigned long long)ij.delta,
             (unsigned long long)ij.eager_limit, (unsigned long long)ij.t_init_end,
             (unsigned long long)ij.t_fin_start,
@@ -199,7 +199,8 @@ static void write_report(void)
             (unsigned long long)ij.held_ns, (unsigned long long)ij.n_fallback,
             (long long)ij.clock_offset, (unsigned long long)ij.send_ns,
             (unsigned long long)ij.recv_ns, ij.pair_delta != NULL,
-            (unsigned long long)ij.held_rule_ns, (unsigned long long)ij.send_held_ns);
+            (unsigned long long)ij.held_rule_ns, (unsigned long long)ij.send_held_ns,
+            (unsigned long long)ij.n_unsuccessful);
     fclose(f);
 }
 
