@@ -358,7 +358,7 @@ int MPI_Start(MPI_Request *req)
         ij_recv_restart(r);
     int rc = PMPI_Start(req);
     if (r && r->kind == IJ_RECV && r->bytes > ij.eager_limit)
-        r->t_posted = ij_now(); /* the data may move inside PMPI_Start (ij_recv_begin) */
+        r->t_posted = ij_ticks(); /* the data may move inside PMPI_Start (ij_recv_begin) */
     return rc;
 }
 

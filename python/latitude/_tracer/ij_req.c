@@ -229,8 +229,8 @@ void ij_recv_begin(struct ij_req *r, struct ij_comm *c, int chan, void *buf, int
     PMPI_Irecv(buf, count, dt, src, dtag, dcomm, &r->mreq);
     /* a rendezvous message whose RTS is already here moves inside MPI_Irecv (Open MPI's
      * single copy: 2 MiB take hundreds of µs), so the first poll is judged from the end of
-     * the posting call; an eager one needs no second clock read */
-    r->t_posted = r->bytes > ij.eager_limit ? ij_now() : r->t_post;
+     * the posting call (in ticks, as the polls are timed) */
+    r->t_posted = ij_ticks();
     r->seen_loop = ij_loop;
     if (src == MPI_PROC_NULL)
         r->active = 0;
@@ -250,7 +250,8 @@ void ij_send_restart(struct ij_req *r)
 void ij_recv_restart(struct ij_req *r)
 {
     reset(r);
-    r->t_post = r->t_posted = ij_now();
+    r->t_post = ij_now();
+    r->t_posted = ij_ticks();
     r->seen_loop = ij_loop;
     list_add(r);
 }
@@ -278,7 +279,7 @@ void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t
                 q = head; /* observing unlists receives: start again */
                 continue;
             }
-            q->t_seen = ij_now();
+            q->t_seen = ij_ticks();
             q->seen_loop = ij_loop;
         }
         q = q->next;
@@ -325,7 +326,8 @@ static void observe_recv(struct ij_req *r, uint64_t now, const MPI_Status *st, i
 /* A poll that asked MPI about a transfer in flight drove MPI's progress (get_status of an
  * incomplete request makes one progress pass, Open MPI and MPICH alike): the kick of the
  * ij_progress that follows it is then a second pass for nothing. last_poll: when it started
- * (ij_progress's clock for the rendezvous receives, without a read of its own). */
+ * (ticks; 0: not known), ij_progress's time for the rendezvous receives without a read of its
+ * own. */
 static int drove_mpi;
 static uint64_t last_poll;
 
@@ -334,8 +336,8 @@ static int how_seen(const struct ij_req *r, uint64_t t0)
 {
     int same_loop = ij_loop && r->seen_loop == ij_loop;
     if (!r->t_seen)
-        return t0 - r->t_posted <= WAITING_GAP_NS || same_loop ? IJ_AT_POST : IJ_UNSEEN;
-    if (t0 - r->t_seen <= WAITING_GAP_NS)
+        return ij_tick_ns(t0 - r->t_posted) <= WAITING_GAP_NS || same_loop ? IJ_AT_POST : IJ_UNSEEN;
+    if (ij_tick_ns(t0 - r->t_seen) <= WAITING_GAP_NS)
         return IJ_WAITED;
     return same_loop ? IJ_IN_LOOP : IJ_UNSEEN;
 }
@@ -347,7 +349,7 @@ static int poll_recv(struct ij_req *r)
         MPI_Status st;
         /* the gap is measured between the starts of two polls: the poll itself may do the
          * copy (and an unsuccessful poll reads the clock once) */
-        uint64_t t0 = ij_now();
+        uint64_t t0 = ij_ticks();
         PMPI_Request_get_status(r->mreq, &flag, &st);
         drove_mpi = 1;
         last_poll = t0;
@@ -358,7 +360,7 @@ static int poll_recv(struct ij_req *r)
         }
         uint64_t now = ij_now();
         int waited = how_seen(r, t0);
-        observe_recv(r, now, &st, waited, waited == IJ_WAITED ? t0 - r->t_seen : 0);
+        observe_recv(r, now, &st, waited, waited == IJ_WAITED ? ij_tick_ns(t0 - r->t_seen) : 0);
     }
     return ij_now() >= r->t_release;
 }
@@ -367,13 +369,12 @@ static int poll_send(struct ij_req *r)
 {
     if (!r->done) {
         int flag;
+        last_poll = ij_ticks();
         PMPI_Request_get_status(r->mreq, &flag, &r->st);
         drove_mpi = 1;
-        uint64_t now = last_poll = ij_now();
-        if (!flag) {
-            r->t_seen = now;
+        if (!flag)
             return 0;
-        }
+        uint64_t now = ij_now();
         r->done = 1;
         r->t_done = now;
         ij.send_ns += now - r->t_post;
@@ -402,7 +403,7 @@ static int poll_send(struct ij_req *r)
         uint64_t t0 = ij_now();
         int got = ij_fin_take(r->c, r->chan, r->peer, r->seq, &fin, &fresh);
         drove_mpi = 1; /* its MPI_Iprobe made a progress pass */
-        last_poll = t0;
+        last_poll = 0;   /* (t0 is a clock reading, not ticks) */
         if (!got) {
             r->t_fin_seen = t0; /* polls are timed from their starts, as receives' */
             return 0;
@@ -508,10 +509,11 @@ void ij_progress(void)
          * progress passes per poll where MPI makes one pass, the injected RandomAccess sections
          * taking twice their plain time. Receives the loop does not poll are still polled
          * here, at most once per IJ_TIGHT_POLL_NS, so their FIN leaves as promptly. */
-        uint64_t pass = drove ? last_poll : ij_now();
+        uint64_t pass = drove && last_poll ? last_poll : ij_ticks();
+        uint64_t tight = IJ_TIGHT_POLL_NS * ij_ticks_per_us / 1000;
         struct ij_req *q = head;
         while (q) {
-            if (q->bytes > ij.eager_limit && q->t_seen + IJ_TIGHT_POLL_NS < pass) {
+            if (q->bytes > ij.eager_limit && q->t_seen + tight < pass) {
                 poll_recv(q);
                 if (q->done)
                     return; /* let the waiting loop see it at once (the time from the
