@@ -217,6 +217,15 @@ def test_cost(gaps: Path, tmp: Path, machine: Path) -> dict:
 
 
 HPCC_SECTIONS = ("HPL_time", "PTRANS_time", "MPIRandomAccess_time", "MPIRandomAccess_LCG_time", "MPIFFT_time2")
+# b_eff (LatencyBandwidth) prints no *_time= line but the time of each of its parts
+# ("- for ring bandwidth = 0.159 sec"): 8-byte and 2 MB ping-pongs and rings (MPI_Sendrecv,
+# MPI_Irecv/Isend/Waitall)
+HPCC_BEFF = {
+    "beff_pingpong_latency": "cross ping_pong latency",
+    "beff_pingpong_bandwidth": "cross ping_pong bandwidth",
+    "beff_ring_latency": "ring latency",
+    "beff_ring_bandwidth": "ring bandwidth",
+}
 
 
 def hpcc_sections(tmp: Path, mode: str, delta_us: float, machine: Path) -> dict:
@@ -235,6 +244,9 @@ def hpcc_sections(tmp: Path, mode: str, delta_us: float, machine: Path) -> dict:
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
     text = (d / "hpccoutf.txt").read_text(errors="replace") if (d / "hpccoutf.txt").exists() else ""
     row = {k: float(m.group(1)) for k in HPCC_SECTIONS if (m := re.search(rf"^{k}=(\S+)", text, re.M))}
+    for k, what in HPCC_BEFF.items():
+        if m := re.search(rf"- for {what}\s*=\s*(\S+) sec", text):
+            row[k] = float(m.group(1))
     if mode != "plain" and p.returncode == 0:
         row["span"] = json.loads(p.stdout)["runtime_ns"] / 1e9
     return row
@@ -243,7 +255,7 @@ def hpcc_sections(tmp: Path, mode: str, delta_us: float, machine: Path) -> dict:
 def hpcc_table(runs: dict, dl: float) -> str:
     cols = {"plain": "plain", "0": "injected, ΔL = 0", "dl": f"injected, ΔL = {dl:g} µs"}
     lines = ["| section (s, median) | " + " | ".join(cols.values()) + " |", "|---|" + "---:|" * len(cols)]
-    for k in (*HPCC_SECTIONS, "span"):
+    for k in (*HPCC_SECTIONS, *HPCC_BEFF, "span"):
         cells = []
         for m in cols:
             v = [r[k] for r in runs[m] if k in r]
