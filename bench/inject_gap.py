@@ -55,6 +55,10 @@ PATTERNS = {
     "pingpong-64k": ["--pattern", "pingpong", "--bytes", "65536"],
     "sendrecv-64k": ["--pattern", "sendrecv", "--bytes", "65536"],
     "exchange-64k": ["--pattern", "exchange", "--bytes", "65536"],
+    # back to back (less work than ΔL between calls): the receive-first serialisation
+    # (docs/validation.md, "2 MiB exchanges at ΔL > 0")
+    "sendrecv-2m": ["--pattern", "sendrecv", "--bytes", "2097152", "--work", "0"],
+    "exchange-2m": ["--pattern", "exchange", "--bytes", "2097152", "--work", "0"],
 }
 
 
@@ -189,28 +193,45 @@ def measure(name: str, prog: list[str], iters: int, a, machines: dict, tmp: Path
     return row
 
 
-def test_cost(gaps: Path, tmp: Path) -> dict:
-    """ns of one unsuccessful MPI_Test (apps/gaps --pattern testcost): plain, traced, injected."""
-    prog = [str(gaps), "--pattern", "testcost", "--iters", "10000"]
-    cmds = {
-        "plain": [*MPIRUN, *prog],
-        "traced": [sys.executable, "-m", "latitude", "trace", "-o", str(tmp / "trace-testcost"), "--", *MPIRUN, *prog],
-        "injected": [sys.executable, "-m", "latitude", "inject", "--delta-L", "0", "--", *MPIRUN, *prog],
-    }
+def test_cost(gaps: Path, tmp: Path, machine: Path) -> dict:
+    """ns of one unsuccessful MPI_Test (apps/gaps --pattern testcost): plain, traced, injected
+    (with the injector's machine, so its eager limit), of an 8-byte receive and of an 8 KiB one
+    (HPCC's RandomAccess: above the eager limit, a receive the waiting loops also poll)."""
     out = {}
-    for k, cmd in cmds.items():
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        found = [float(ln.split()[1]) for ln in (p.stdout + p.stderr).splitlines() if ln.startswith("test_ns ")]
-        out[k] = min(found) if found else None
+    for nbytes in (8, 8192):
+        prog = [str(gaps), "--pattern", "testcost", "--iters", "10000", "--bytes", str(nbytes)]
+        trace = str(tmp / f"trace-testcost-{nbytes}")
+        cmds = {
+            "plain": [*MPIRUN, *prog],
+            "traced": [sys.executable, "-m", "latitude", "trace", "-o", trace, "--", *MPIRUN, *prog],
+            "injected": [
+                sys.executable, "-m", "latitude", "inject", "--delta-L", "0", "--machine", str(machine),
+                "--", *MPIRUN, *prog,
+            ],
+        }  # fmt: skip
+        for k, cmd in cmds.items():
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            found = [float(ln.split()[1]) for ln in (p.stdout + p.stderr).splitlines() if ln.startswith("test_ns ")]
+            out[f"{k} {nbytes} B"] = min(found) if found else None
     return out
 
 
 HPCC_SECTIONS = ("HPL_time", "PTRANS_time", "MPIRandomAccess_time", "MPIRandomAccess_LCG_time", "MPIFFT_time2")
+# b_eff (LatencyBandwidth) prints no *_time= line but the time of each of its parts
+# ("- for ring bandwidth = 0.159 sec"): 8-byte and 2 MB ping-pongs and rings (MPI_Sendrecv,
+# MPI_Irecv/Isend/Waitall)
+HPCC_BEFF = {
+    "beff_pingpong_latency": "cross ping_pong latency",
+    "beff_pingpong_bandwidth": "cross ping_pong bandwidth",
+    "beff_ring_latency": "ring latency",
+    "beff_ring_bandwidth": "ring bandwidth",
+}
 
 
-def hpcc_sections(tmp: Path, mode: str, delta_us: float) -> dict:
+def hpcc_sections(tmp: Path, mode: str, delta_us: float, machine: Path) -> dict:
     """One HPCC run (N = 1000, 1 × 2, the real-application suite's input): its own per-section
-    times (s, hpccoutf.txt) and, injected, the span the model predicts (s)."""
+    times (s, hpccoutf.txt) and, injected (with the injector's machine: its eager limit, so b_eff's
+    2 MB messages follow the rendezvous rules), the span the model predicts (s)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from realapps import HPCCINF  # the suite's input: one definition
 
@@ -219,10 +240,13 @@ def hpcc_sections(tmp: Path, mode: str, delta_us: float) -> dict:
     cmd = [*MPIRUN, "hpcc"]
     if mode != "plain":
         cmd = [sys.executable, "-m", "latitude", "inject", "--delta-L", f"{delta_us if mode == 'dl' else 0}us"]
-        cmd += ["--json", "--", *MPIRUN, "hpcc"]
+        cmd += ["--machine", str(machine), "--json", "--", *MPIRUN, "hpcc"]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
     text = (d / "hpccoutf.txt").read_text(errors="replace") if (d / "hpccoutf.txt").exists() else ""
     row = {k: float(m.group(1)) for k in HPCC_SECTIONS if (m := re.search(rf"^{k}=(\S+)", text, re.M))}
+    for k, what in HPCC_BEFF.items():
+        if m := re.search(rf"- for {what}\s*=\s*(\S+) sec", text):
+            row[k] = float(m.group(1))
     if mode != "plain" and p.returncode == 0:
         row["span"] = json.loads(p.stdout)["runtime_ns"] / 1e9
     return row
@@ -231,7 +255,7 @@ def hpcc_sections(tmp: Path, mode: str, delta_us: float) -> dict:
 def hpcc_table(runs: dict, dl: float) -> str:
     cols = {"plain": "plain", "0": "injected, ΔL = 0", "dl": f"injected, ΔL = {dl:g} µs"}
     lines = ["| section (s, median) | " + " | ".join(cols.values()) + " |", "|---|" + "---:|" * len(cols)]
-    for k in (*HPCC_SECTIONS, "span"):
+    for k in (*HPCC_SECTIONS, *HPCC_BEFF, "span"):
         cells = []
         for m in cols:
             v = [r[k] for r in runs[m] if k in r]
@@ -278,9 +302,9 @@ def main() -> int:
             machines["tracer"] = calibrate(tmp / "tracer.toml", "--under-tracer")
         for k, m in machines.items():
             print(f"machine under the {k}: " + m.read_text().split("[", 2)[1].replace("\n", " ")[:160], file=sys.stderr)
-        cost = test_cost(tmp / "gaps", tmp)
+        cost = test_cost(tmp / "gaps", tmp, machines["injector"])
         rows, grow = [], []
-        for name in a.patterns.split(","):
+        for name in [p for p in a.patterns.split(",") if p]:
             base = [str(tmp / "gaps"), *PATTERNS[name]]
             grow.append(paired(name, base, a, machines["injector"], tmp))
             g = grow[-1]
@@ -290,9 +314,9 @@ def main() -> int:
         hpcc: dict = {"plain": [], "0": [], "dl": []}
         for _ in range(a.hpcc):
             for m in hpcc:
-                hpcc[m].append(hpcc_sections(tmp, m, a.delta_L))
+                hpcc[m].append(hpcc_sections(tmp, m, a.delta_L, machines["injector"]))
     load = os.getloadavg()[0]
-    print(f"2 ranks, 20 µs of work per repetition, load average {load:.1f}\n")
+    print(f"2 ranks, 20 µs of work per repetition (none in the -2m patterns), load average {load:.1f}\n")
     print(paired_table(grow, a.delta_L))
     if a.absolute:
         print(f"\n{a.iters} repetitions; µs per repetition; fastest of {a.reps} injected runs per ΔL\n")

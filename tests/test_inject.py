@@ -242,18 +242,22 @@ def test_polled_receive_is_held_from_its_arrival_not_from_the_poll(ompi_apps, mo
 
 
 def _test_ns(argv: list, injected: bool) -> float:
-    out = inject(argv, "--delta-L", "0") if injected else run(argv)
+    out = inject(argv, "--delta-L", "0", "--eager-limit", "4040") if injected else run(argv)
     return float(re.search(r"test_ns (\S+)", out.stderr).group(1))
 
 
-def test_unsuccessful_test_costs_little_more_than_mpis(ompi_apps):
-    """HPCC's RandomAccess makes one MPI_Test per generated update, nearly all unsuccessful, so
-    the injector's work in one is paid a million times per rank. It made a second progress
-    pass (an Iprobe) after the poll had already made one and read the clock twice: 183 ns
-    against Open MPI's 80 ns on the development VM (2.3×), now 109 ns (1.35×). The fastest of
-    20 batches of 10,000 calls each (apps/gaps --pattern testcost), measured again before a
-    miss counts (other load only slows a batch down)."""
-    argv = [*ompi(2), ompi_apps / "gaps", "--pattern", "testcost", "--iters", "10000"]
+@pytest.mark.parametrize("nbytes", [8, 8192])
+def test_unsuccessful_test_costs_little_more_than_mpis(ompi_apps, nbytes):
+    """HPCC's RandomAccess makes one MPI_Test(any) per generated update, nearly all
+    unsuccessful, so the injector's work in one is paid a million times per rank. It made a
+    second progress pass (an Iprobe) after the poll had already made one and read the clock
+    twice: 183 ns against Open MPI's 80 ns on the development VM (2.3×), then 109 ns (1.35×).
+    A receive above the eager limit (RandomAccess's: 8 KiB with S = 4040 B) was polled a
+    second time by the waiting loops' background work, with two more clock reads: 237–277 ns
+    against MPI's 95–127 ns under load, now 180–195 ns. The fastest of 20 batches of 10,000
+    calls each (apps/gaps --pattern testcost), measured again before a miss counts (other load
+    only slows a batch down)."""
+    argv = [*ompi(2), ompi_apps / "gaps", "--pattern", "testcost", "--iters", "10000", "--bytes", str(nbytes)]
     for _ in range(3):
         ratio = _test_ns(argv, True) / _test_ns(argv, False)
         if ratio < 1.8:
@@ -317,6 +321,40 @@ def test_injected_alltoall_costs_little_more_than_mpis(ompi_apps):
         if ratio < 1.25:
             break
     assert ratio < 1.25, ratio
+
+
+def _paired_growth(ompi_apps, pattern: str, nbytes: int, delta_us: float) -> float:
+    """apps/gaps --paired-delta-us under the injector: the growth of one repetition from ΔL = 0
+    to delta_us, switched inside one run (MPI_Pcontrol), median of 25 paired blocks (µs)."""
+    from latitude import inject as ij
+
+    # not --oversubscribe: Open MPI would yield the CPU while polling
+    mpi = [OMPI_RUN, *(["--allow-run-as-root"] if os.geteuid() == 0 else []), "-np", "2"]
+    argv = [*mpi, str(ompi_apps / "gaps"), "--pattern", pattern, "--bytes", str(nbytes)]
+    argv += ["--iters", "10", "--work", "0", "--paired-delta-us", str(delta_us)]
+    out = ij.run_injected(ij.Launch.resolve(mpi), ij.InjectOptions(eager_limit=4040), argv=argv, timeout=300)
+    return float(re.search(r"paired_growth_us (\S+)", out.stderr).group(1))
+
+
+@pytest.mark.parametrize("pattern", ["sendrecv", "exchange"])
+def test_2MiB_exchange_grows_by_the_models_four_delta(ompi_apps, pattern):
+    """2 MiB both ways at once, back to back (MPI_Sendrecv; MPI_Irecv, MPI_Isend, MPI_Waitall)
+    grows by 4·ΔL per call, as the model's handshake rendezvous says: the two transfers run at
+    once, each sender completing a 4th ΔL after its receiver. At ΔL > 0 the ranks leave each
+    call ΔL apart (a receiver's 3·ΔL against a sender's 4th, as in the model), and the later
+    one, held by the injector, let MPI take its peer's next RTS in while it waited; its next
+    MPI_Irecv then matched it and did the whole 2 MiB copy inside the call before its own send
+    went out, and the two transfers ran one after the other: 393–408 µs (Sendrecv) and 435 µs
+    (exchange) per call at ΔL = 20 µs on the development VM, 20·ΔL. Now a rank with nothing in
+    flight does not drive MPI's progress while held, and the injector's Sendrecv posts its send
+    first: 75–85 µs. ΔL is switched inside one run, so other load hits both sides of each pair
+    alike; a miss is measured again, up to 3 times, before it counts."""
+    delta = 20.0
+    for _ in range(3):
+        growth = _paired_growth(ompi_apps, pattern, 2097152, delta)
+        if 3 * delta < growth < 6 * delta:
+            break
+    assert 3 * delta < growth < 6 * delta, growth
 
 
 def test_inject_json_report(ompi_apps):

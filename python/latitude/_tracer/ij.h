@@ -59,6 +59,7 @@ struct ij_state {
     uint64_t send_held_ns;  /* rendezvous senders held past MPI's completion for their FIN */
     uint64_t send_ns, recv_ns; /* total time from start to natural completion */
     uint64_t n_fallback;    /* collectives passed to MPI unchanged */
+    uint64_t n_unsuccessful; /* Test-family calls that reported nothing complete (polls) */
 };
 extern struct ij_state ij;
 
@@ -67,6 +68,30 @@ static inline uint64_t ij_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ij.clock_offset);
+}
+
+/* Ticks time the gap between two polls of one request (an interval, never a point in time):
+ * the TSC where the kernel's own clock is the TSC (x86-64; 13 ns a read on the development VM
+ * against clock_gettime's 31), else ij_now(). An unsuccessful MPI_Test takes one (HPCC's
+ * RandomAccess makes one per generated update, ~2 M per rank and section); ij_tick_ns converts
+ * a difference of ticks to ns (ij_core.c calibrates the TSC against the clock at MPI_Init). */
+extern int ij_tsc;
+extern double ij_ns_per_tick;
+extern uint64_t ij_ticks_per_us; /* 1000 without the TSC */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline uint64_t ij_ticks(void)
+{
+#if defined(__x86_64__)
+    if (ij_tsc)
+        return __rdtsc();
+#endif
+    return ij_now();
+}
+static inline uint64_t ij_tick_ns(uint64_t ticks)
+{
+    return ij_tsc ? (uint64_t)((double)ticks * ij_ns_per_tick) : ticks;
 }
 
 /* MPI_Pcontrol(IJ_PCONTROL_DELTA_L, (double)ns): set ΔL at run time (ij_core.c) */
@@ -152,6 +177,7 @@ void ij_loop_leave(uint64_t outer);
 /* ---- timestamp/FIN streams, one-way estimates, release rule (ij_stream.c) ---- */
 void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm);
 void ij_reap(int all);
+int ij_small_pending(void);             /* timestamps and FINs not yet reaped */
 void ij_send_ts(struct ij_comm *c, int chan, int dst, int tag, uint64_t bytes, uint64_t t_send,
                 uint32_t *seq);
 void ij_send_retract(struct ij_comm *c, int chan, int dst, int tag, uint32_t seq);
@@ -201,9 +227,10 @@ struct ij_req {
     uint32_t seq;         /* send: message number (echoed by the FIN) */
     int done;             /* MPI has completed the transfer (observed) */
     int known;            /* t_release is known */
-    uint64_t t_seen;      /* last poll that found the transfer incomplete (0: none) */
+    int open;             /* send: counted among the sends whose release is not known yet */
+    uint64_t t_seen;      /* recv: last poll that found the transfer incomplete (ticks; 0: none) */
     uint64_t seen_loop;   /* recv: the waiting loop (ij_loop) of that poll, or of the posting */
-    uint64_t t_posted;    /* recv: end of the posting call (MPI may move the data inside it) */
+    uint64_t t_posted;    /* recv: end of the posting call (ticks; MPI may move the data inside it) */
     uint64_t t_fin_seen;  /* rendezvous send: last poll that found no FIN (0: none) */
     uint64_t t_done, t_release;
     MPI_Status st;

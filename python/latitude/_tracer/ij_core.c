@@ -12,6 +12,7 @@
  *   LATITUDE_INJECT_COLL=0       leave collectives to MPI (no latency added to them)
  *   LATITUDE_INJECT_REPORT       file prefix of the per-rank report (<prefix><rank>.txt)
  *   LATITUDE_INJECT_DEBUG=n      print the first n release decisions of each rank (stderr)
+ *   LATITUDE_INJECT_NO_TSC=1     time the gaps between polls with clock_gettime, not the TSC
  *
  * MPI_Pcontrol(IJ_PCONTROL_DELTA_L, (double)ns) sets ΔL from inside the application (the
  * profiling-library control call of the MPI standard; without the injector it does nothing).
@@ -151,9 +152,51 @@ static void read_pair_delta(void)
     fclose(f);
 }
 
+/* ---- ticks (ij.h) ----
+ * The TSC is used only where the kernel keeps its own clock on it (its clocksource is "tsc":
+ * constant, and the same on every core); its rate is CLOCK_MONOTONIC's ns over TSC ticks
+ * across MPI_Init (at least 2 ms, so that the two clocks' read jitter of ~30 ns is < 2e-5). */
+static uint64_t tick0, ns0;
+
+static void ticks_begin(void)
+{
+#if defined(__x86_64__)
+    char cs[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (f) {
+        if (!fgets(cs, sizeof cs, f))
+            cs[0] = 0;
+        fclose(f);
+    }
+    if (strncmp(cs, "tsc", 3) || getenv("LATITUDE_INJECT_NO_TSC"))
+        return;
+    ns0 = ij_now();
+    tick0 = __rdtsc();
+#endif
+}
+
+static void ticks_end(void)
+{
+#if defined(__x86_64__)
+    if (!tick0)
+        return;
+    uint64_t ns, tick;
+    do {
+        ns = ij_now();
+        tick = __rdtsc();
+    } while (ns - ns0 < 2000000);
+    if (tick > tick0) {
+        ij_ns_per_tick = (double)(ns - ns0) / (double)(tick - tick0);
+        ij_ticks_per_us = (uint64_t)(1000.0 / ij_ns_per_tick + 0.5);
+        ij_tsc = 1;
+    }
+#endif
+}
+
 /* ---- start and end ---- */
 static void start(int thread_level)
 {
+    ticks_begin();
     read_env();
     PMPI_Comm_rank(MPI_COMM_WORLD, &ij.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &ij.size);
@@ -164,6 +207,7 @@ static void start(int thread_level)
     sync_clocks();
     ij_comm_register(MPI_COMM_WORLD);
     ij_comm_register(MPI_COMM_SELF);
+    ticks_end();
     ij.active = 1;
     PMPI_Barrier(MPI_COMM_WORLD);
     ij.t_init_end = ij_now();
@@ -188,7 +232,7 @@ static void write_report(void)
             "recvs %llu\nsends %llu\nrendezvous %llu\nfins %llu\ncollectives %llu\n"
             "probes %llu\nexact_one_way %llu\nheld_ns %llu\ncollectives_passed_through %llu\n"
             "clock_offset_ns %lld\nsend_wait_ns %llu\nrecv_wait_ns %llu\npair_delta %d\n"
-            "held_rule_ns %llu\nsend_held_ns %llu\n",
+            "held_rule_ns %llu\nsend_held_ns %llu\nunsuccessful_tests %llu\ntick_ps %llu\n",
             ij.rank, ij.size, host, (unsigned long long)ij.delta,
             (unsigned long long)ij.eager_limit, (unsigned long long)ij.t_init_end,
             (unsigned long long)ij.t_fin_start,
@@ -199,7 +243,8 @@ static void write_report(void)
             (unsigned long long)ij.held_ns, (unsigned long long)ij.n_fallback,
             (long long)ij.clock_offset, (unsigned long long)ij.send_ns,
             (unsigned long long)ij.recv_ns, ij.pair_delta != NULL,
-            (unsigned long long)ij.held_rule_ns, (unsigned long long)ij.send_held_ns);
+            (unsigned long long)ij.held_rule_ns, (unsigned long long)ij.send_held_ns,
+            (unsigned long long)ij.n_unsuccessful, (unsigned long long)(ij_ns_per_tick * 1000 + 0.5));
     fclose(f);
 }
 

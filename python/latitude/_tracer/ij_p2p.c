@@ -147,7 +147,17 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
     return MPI_SUCCESS;
 }
 
-/* send and receive concurrently; both released */
+/* Sendrecv(_replace): the send is posted before the receive, as the model has them (two
+ * concurrent operations, docs/model.md). Posted receive-first, a rank that enters the call
+ * after its peer's rendezvous RTS arrived does the whole transfer inside MPI_Irecv (Open MPI
+ * moves a shared-memory rendezvous message with one single-copy read in the call that matches
+ * it) before its own RTS goes out, and the peer's transfer starts only after it: the two
+ * transfers ran one after the other. At ΔL > 0 the ranks leave each exchange up to ΔL apart
+ * (a receiver's 3·ΔL against a sender's 4th, as in the model), so every call of a 2 MiB
+ * Sendrecv loop paid a second transfer (548 against 325 + 80 µs per call at ΔL = 20 µs,
+ * docs/validation.md).
+ *
+ * send and receive concurrently; both released */
 static void pair(struct ij_req *s, struct ij_req *r)
 {
     uint64_t outer = ij_loop_enter();
@@ -170,8 +180,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
                              status);
     struct ij_req s = {0}, r = {0};
     uint64_t outer = ij_loop_enter(); /* posted inside the waiting loop */
-    ij_recv_begin(&r, c, IJ_APP, rbuf, rcount, rdt, src, comm, rtag);
     ij_send_begin(&s, c, IJ_APP, sbuf, scount, sdt, dest, comm, stag, IJ_MODE_STD);
+    ij_recv_begin(&r, c, IJ_APP, rbuf, rcount, rdt, src, comm, rtag);
     pair(&s, &r);
     ij_loop_leave(outer);
     ij_unlist(&r);
@@ -194,8 +204,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
     PMPI_Pack(buf, count, dt, tmp, size, &pos, comm);
     struct ij_req s = {0}, r = {0};
     uint64_t outer = ij_loop_enter();
-    ij_recv_begin(&r, c, IJ_APP, buf, count, dt, src, comm, rtag);
     ij_send_begin(&s, c, IJ_APP, tmp, pos, MPI_PACKED, dest, comm, stag, IJ_MODE_STD);
+    ij_recv_begin(&r, c, IJ_APP, buf, count, dt, src, comm, rtag);
     pair(&s, &r);
     ij_loop_leave(outer);
     ij_unlist(&r);
@@ -348,7 +358,7 @@ int MPI_Start(MPI_Request *req)
         ij_recv_restart(r);
     int rc = PMPI_Start(req);
     if (r && r->kind == IJ_RECV && r->bytes > ij.eager_limit)
-        r->t_posted = ij_now(); /* the data may move inside PMPI_Start (ij_recv_begin) */
+        r->t_posted = ij_ticks(); /* the data may move inside PMPI_Start (ij_recv_begin) */
     return rc;
 }
 

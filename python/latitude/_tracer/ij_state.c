@@ -13,6 +13,10 @@ struct ij_state ij = {.eager_limit = UINT64_MAX, .coll = 1};
 
 uint64_t ij_loop;
 
+int ij_tsc;
+double ij_ns_per_tick = 1.0;
+uint64_t ij_ticks_per_us = 1000;
+
 uint64_t ij_loop_enter(void)
 {
     static uint64_t loops;

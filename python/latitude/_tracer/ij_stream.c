@@ -93,6 +93,8 @@ void ij_reap(int all)
     nslots = n;
 }
 
+int ij_small_pending(void) { return nslots; }
+
 void ij_post_small(const void *data, int bytes, int dst, int tag, MPI_Comm comm)
 {
     if (nslots >= 16)

@@ -38,6 +38,13 @@ static int finish(MPI_Request *h, struct ij_req *r, MPI_Status *st)
     return PMPI_Wait(h, st);
 }
 
+/* a Test-family call that found nothing to report: counted, and MPI progressed */
+static void unsuccessful(void)
+{
+    ij.n_unsuccessful++;
+    ij_progress();
+}
+
 static MPI_Status *status_at(MPI_Status *sts, int i)
 {
     return sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
@@ -54,6 +61,11 @@ static struct ij_req **lookup(struct recs *rs, int n, const MPI_Request *hs)
     rs->r = n <= MAXREC ? rs->stack : malloc(sizeof *rs->r * (size_t)n);
     if (!rs->r)
         ij_fatal("out of memory");
+    if (n == 1) { /* the oldest record of the handle (HPCC's RandomAccess: one Testany per
+                   * generated update; claiming cost a fifth of the injector's work on it) */
+        rs->r[0] = ij.active ? ij_req_find(hs[0]) : NULL;
+        return rs->r;
+    }
     uint64_t epoch = ij_req_epoch();
     for (int i = 0; i < n; i++)
         rs->r[i] = ij.active ? ij_req_claim(hs[i], epoch) : NULL;
@@ -177,7 +189,7 @@ int MPI_Test(MPI_Request *h, int *flag, MPI_Status *st)
         return PMPI_Test(h, flag, st);
     *flag = ij_poll(r);
     if (!*flag) {
-        ij_progress();
+        unsuccessful();
         return MPI_SUCCESS;
     }
     return finish(h, r, st);
@@ -197,7 +209,7 @@ int MPI_Testall(int n, MPI_Request hs[], int *flag, MPI_Status sts[])
         for (int i = 0; i < n; i++)
             finish(&hs[i], r[i], status_at(sts, i));
     else
-        ij_progress();
+        unsuccessful();
     done_recs(&rs);
     return MPI_SUCCESS;
 }
@@ -217,7 +229,7 @@ int MPI_Testany(int n, MPI_Request hs[], int *index, int *flag, MPI_Status *st)
     } else if (i >= 0) {
         finish(&hs[i], r[i], st);
     } else {
-        ij_progress();
+        unsuccessful();
     }
     done_recs(&rs);
     return MPI_SUCCESS;
@@ -231,7 +243,7 @@ int MPI_Testsome(int n, MPI_Request hs[], int *outcount, int idx[], MPI_Status s
     struct ij_req **r = lookup(&rs, n, hs);
     *outcount = some(n, hs, r, idx, sts);
     if (*outcount == 0)
-        ij_progress();
+        unsuccessful();
     done_recs(&rs);
     return MPI_SUCCESS;
 }
