@@ -1,6 +1,6 @@
 /* gaps: one communication pattern, repeated, with a fixed amount of work between repetitions —
  * to compare runs under the latency injector with the model's prediction pattern by pattern
- * (bench/inject_gap.py, docs/validation.md "Where an injected run's time goes").
+ * (bench/inject_gap.py, docs/injector.md "Where an injected run's time goes").
  *
  * Patterns (every rank takes part; point-to-point ones pair rank r with r ^ 1):
  *   pingpong   blocking MPI_Send / MPI_Recv round trip (even ranks send first)

@@ -56,7 +56,7 @@ PATTERNS = {
     "sendrecv-64k": ["--pattern", "sendrecv", "--bytes", "65536"],
     "exchange-64k": ["--pattern", "exchange", "--bytes", "65536"],
     # back to back (less work than ΔL between calls): the receive-first serialisation
-    # (docs/validation.md, "2 MiB exchanges at ΔL > 0")
+    # (docs/validation.md, "2 MiB exchanges posted receive-first")
     "sendrecv-2m": ["--pattern", "sendrecv", "--bytes", "2097152", "--work", "0"],
     "exchange-2m": ["--pattern", "exchange", "--bytes", "2097152", "--work", "0"],
 }

@@ -9,11 +9,11 @@ time"), the same in all three modes.
 
 `latitude validate` predicts from a trace of the plain program and measures under the
 injector; a difference between "plain" and "injected, ΔL = 0" here is an offset the model
-cannot see (docs/validation.md, "What the study shows"). The injector runs with the eager
+cannot see (docs/validation.md, "What that study showed"). The injector runs with the eager
 limit `latitude validate` calibrates on this machine (--eager-limit, default 4040 B: larger
 messages follow the handshake rendezvous rule); --eager-limit 0 makes every message eager,
 as this bench did before, which left the rendezvous rule (and alltoall's 2 MiB blocks'
-holds at ΔL = 0, docs/validation.md) out of the comparison.
+holds at ΔL = 0, docs/injector.md) out of the comparison.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ repetitions, of the paired difference (block at ΔL − block at ΔL = 0, same b
 |growth − k·ΔL| ≤ max(0.5 µs, 3 %·k·ΔL), k = 1 (eager) or 3 (rendezvous).
 
 Why this estimator (the previous one, one process per ΔL and the median of 9 batch means,
-missed cells by noise; evidence in docs/validation.md):
+missed cells by noise; evidence in docs/injector.md):
 * a 256 KiB or 1 MiB half round trip differs between processes by more than the bound
   (memory placement of the buffers), so ΔL = 0 and ΔL = x are compared within one process,
   in adjacent blocks;
@@ -30,7 +30,7 @@ missed cells by noise; evidence in docs/validation.md):
     python3 bench/injector_selfcheck.py --reps 3 --deltas 1,5,20 --rendezvous-only
 
 Timings need a quiet machine: other load on the cores of the two ranks shows up directly in
-the table. Prints a Markdown table (docs/validation.md) and exits 1 if a bound is missed.
+the table. Prints a Markdown table (docs/injector.md) and exits 1 if a bound is missed.
 """
 
 from __future__ import annotations

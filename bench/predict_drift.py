@@ -11,7 +11,7 @@ traced run was disturbed) makes it fall. Used to explain HPCC's gap phase by pha
 
 With --delta-L US each window also gets its predicted duration at L and at L + ΔL (the same
 calls, first to last): what the model says the window grows by, to set beside a run injected
-at ΔL (HPCC's own section times, bench/inject_gap.py --hpcc; docs/validation.md).
+at ΔL (HPCC's own section times, bench/inject_gap.py --hpcc; docs/injector.md).
 
     python3 bench/predict_drift.py TRACE_DIR --machine machine.toml [--window-ms 50] [--rank 0]
                                    [--delta-L US] [--json out.json]

@@ -155,7 +155,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
  * transfers ran one after the other. At ΔL > 0 the ranks leave each exchange up to ΔL apart
  * (a receiver's 3·ΔL against a sender's 4th, as in the model), so every call of a 2 MiB
  * Sendrecv loop paid a second transfer (548 against 325 + 80 µs per call at ΔL = 20 µs,
- * docs/validation.md).
+ * docs/injector.md).
  *
  * send and receive concurrently; both released */
 static void pair(struct ij_req *s, struct ij_req *r)

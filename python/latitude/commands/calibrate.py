@@ -79,7 +79,7 @@ def register(subparsers) -> None:
         "--allow-zero-L", action="store_true", help="write L = 0 when it is not identified instead of refusing"
     )
     p.add_argument("--json", action="store_true", help="print the fit as JSON on stdout")
-    g = p.add_argument_group("Bayesian calibration (docs/validation.md)")
+    g = p.add_argument_group("Bayesian calibration (docs/calibration.md)")
     g.add_argument(
         "--bayes",
         action="store_true",

@@ -25,7 +25,7 @@ examples:
 
 Messages of more than the eager limit (--eager-limit, or S of --machine) follow the
 handshake rendezvous: 3·ΔL to the receiver, 4·ΔL to the sender. Without either option every
-message is treated as eager (ΔL to the receiver only). See docs/validation.md.
+message is treated as eager (ΔL to the receiver only). See docs/injector.md.
 
 With --placement, ranks run as if on the machine's nodes: each pair of ranks gets the
 machine's latency for its nodes minus the intra-node latency on top of --delta-L (0 by
