@@ -55,6 +55,8 @@ PATTERNS = {
     "pingpong-64k": ["--pattern", "pingpong", "--bytes", "65536"],
     "sendrecv-64k": ["--pattern", "sendrecv", "--bytes", "65536"],
     "exchange-64k": ["--pattern", "exchange", "--bytes", "65536"],
+    # CG's halo rows (512 doubles): just above the eager limit of 4040 B
+    "exchange-4k": ["--pattern", "exchange", "--bytes", "4096"],
     # back to back (less work than ΔL between calls): the receive-first serialisation
     # (docs/validation.md, "2 MiB exchanges posted receive-first")
     "sendrecv-2m": ["--pattern", "sendrecv", "--bytes", "2097152", "--work", "0"],
