@@ -48,6 +48,7 @@ struct ij_state {
     int coll;               /* re-implement collectives (LATITUDE_INJECT_COLL=0: pass through) */
     int debug;              /* LATITUDE_INJECT_DEBUG=n: print the first n release decisions */
     int active;             /* between MPI_Init and MPI_Finalize */
+    int oversubscribed;     /* more ranks on this node than online CPUs */
     int rank, size;
     uint64_t t_init_end, t_fin_start;
     /* counters for the report */

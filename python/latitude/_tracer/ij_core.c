@@ -100,6 +100,10 @@ static void sync_clocks(void)
     int local, nleaders, lrank;
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     PMPI_Comm_rank(node, &local);
+    int nlocal;
+    PMPI_Comm_size(node, &nlocal);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ij.oversubscribed = cpus > 0 && nlocal > cpus;
     PMPI_Comm_split(MPI_COMM_WORLD, local == 0 ? 0 : MPI_UNDEFINED, ij.rank, &leaders);
     int64_t offset = 0;
     if (leaders != MPI_COMM_NULL) {

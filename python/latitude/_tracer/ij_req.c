@@ -21,6 +21,7 @@
 #include "ij.h"
 #include "lt.h" /* struct lt_map */
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,6 +500,10 @@ void ij_progress(void)
     int drove = drove_mpi;
     if (!drove && !quiet())
         kick();
+    else if (!drove && ij.oversubscribed)
+        sched_yield(); /* what MPI's idle progress does on an oversubscribed node (Open MPI's
+                        * mpi_yield_when_idle): a rank spinning through a hold without it kept
+                        * its core from the peer it waits for for a whole time slice */
     drove_mpi = 0;
     if (n_rndv_recvs) {
         /* A receive polled less than IJ_TIGHT_POLL_NS ago — by the call that brought us here,
