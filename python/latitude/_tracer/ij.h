@@ -254,6 +254,7 @@ int ij_poll(struct ij_req *r);          /* 1 when the request may be reported co
 void ij_unlist(struct ij_req *r);
 void ij_observe_matching(struct ij_comm *c, int chan, int src, int tag, uint64_t before);
 void ij_progress(void);                 /* background work of every waiting loop */
+void ij_wait_one(struct ij_req *r);     /* poll until released, in a waiting loop of its own */
 
 struct ij_req *ij_req_new(void);
 /* what the request is: kind, channel, peer, tag and size (shared by immediate and persistent) */

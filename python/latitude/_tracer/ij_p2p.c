@@ -22,14 +22,6 @@ static struct ij_comm *app_comm(MPI_Comm comm)
     return c;
 }
 
-static void wait_one(struct ij_req *r)
-{
-    uint64_t outer = ij_loop_enter();
-    while (!ij_poll(r))
-        ij_progress();
-    ij_loop_leave(outer);
-}
-
 static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                          MPI_Comm comm, int mode)
 {
@@ -48,7 +40,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, 
     }
     struct ij_req r = {0};
     ij_send_begin(&r, c, IJ_APP, buf, count, dt, dest, comm, tag, mode);
-    wait_one(&r);
+    ij_wait_one(&r);
     return PMPI_Wait(&r.mreq, MPI_STATUS_IGNORE);
 }
 
@@ -81,7 +73,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
     struct ij_req r = {0};
     uint64_t outer = ij_loop_enter(); /* posted inside the waiting loop */
     ij_recv_begin(&r, c, IJ_APP, buf, count, dt, src, comm, tag);
-    wait_one(&r);
+    ij_wait_one(&r);
     ij_loop_leave(outer);
     ij_unlist(&r);
     return PMPI_Wait(&r.mreq, status);

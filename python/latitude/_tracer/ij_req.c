@@ -44,14 +44,19 @@ static void send_open(struct ij_req *r)
     }
 }
 
-/* a send's release time is known (its completion, or its FIN's) */
-static void send_known(struct ij_req *r)
+static void send_close(struct ij_req *r)
 {
-    r->known = 1;
     if (r->open) {
         r->open = 0;
         open_sends--;
     }
+}
+
+/* a send's release time is known (its completion, or its FIN's) */
+static void send_known(struct ij_req *r)
+{
+    r->known = 1;
+    send_close(r);
 }
 
 /* ---- records ---- */
@@ -78,10 +83,7 @@ void ij_req_describe(struct ij_req *r, int kind, struct ij_comm *c, int chan, in
 void ij_req_free(struct ij_req *r)
 {
     ij_unlist(r);
-    if (r->open) { /* freed before its completion was observed (MPI_Request_free) */
-        r->open = 0;
-        open_sends--;
-    }
+    send_close(r); /* freed before its completion was observed (MPI_Request_free) */
     if (r->heap)
         free(r);
 }
@@ -491,6 +493,15 @@ static void kick(void)
  * the RTS is matched by the first progress call after the Isend, and both transfers run at
  * once, as in the model. */
 static int quiet(void) { return !open_sends && !ij_small_pending(); }
+
+/* the waiting loop of one request (MPI_Wait, blocking sends and receives) */
+void ij_wait_one(struct ij_req *r)
+{
+    uint64_t outer = ij_loop_enter();
+    while (!ij_poll(r))
+        ij_progress();
+    ij_loop_leave(outer);
+}
 
 void ij_progress(void)
 {

@@ -83,10 +83,7 @@ int MPI_Wait(MPI_Request *h, MPI_Status *st)
     struct ij_req *r = ij.active ? ij_req_find(*h) : NULL;
     if (!r)
         return PMPI_Wait(h, st);
-    uint64_t outer = ij_loop_enter();
-    while (!ij_poll(r))
-        ij_progress();
-    ij_loop_leave(outer);
+    ij_wait_one(r);
     return finish(h, r, st);
 }
 

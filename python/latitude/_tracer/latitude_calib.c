@@ -41,6 +41,7 @@
  * ΔL) takes in more of them, which biased the growth upwards with ΔL.
  * --preposted 1: every receive is posted before its message is sent (bounce_pre).
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +412,24 @@ static const char *arg(int argc, char **argv, const char *name, const char *dflt
     return dflt;
 }
 
+/* A comma list of at most 64 byte counts in [lo, hi] into out: how many, or -1 after `what
+ * was expected` on stderr. */
+static int byte_counts(const char *p, long lo, long hi, const char *expected, long *out)
+{
+    int n = 0;
+    while (*p && n < 64) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < lo || v > hi) {
+            fprintf(stderr, "latitude-calib: %s\n", expected);
+            return -1;
+        }
+        out[n++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     const char *list = arg(argc, argv, "--sizes",
@@ -424,17 +443,11 @@ int main(int argc, char **argv)
     int pre = atoi(arg(argc, argv, "--preposted", "0"));
     long sizes[64], csizes[64], maxs = 1;
     double deltas[64];
-    int ns = 0, nd = 0, nc = 0;
-    for (const char *p = clist; *p && nc < 64;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 1L << 30) {
-            fprintf(stderr, "latitude-calib: --copy-sizes: expected a comma list of byte counts (1 B to 1 GiB)\n");
-            return 2;
-        }
-        csizes[nc++] = v;
-        p = *end == ',' ? end + 1 : end;
-    }
+    int nd = 0;
+    int nc = byte_counts(clist, 1, 1L << 30,
+                         "--copy-sizes: expected a comma list of byte counts (1 B to 1 GiB)", csizes);
+    if (nc < 0)
+        return 2;
     for (const char *p = dlist; *p && nd < 64;) {
         char *end;
         double v = strtod(p, &end);
@@ -445,18 +458,12 @@ int main(int argc, char **argv)
         deltas[nd++] = v;
         p = *end == ',' ? end + 1 : end;
     }
-    for (const char *p = list; *p && ns < 64;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0) {
-            fprintf(stderr, "latitude-calib: --sizes: expected a comma list of byte counts\n");
-            return 2;
-        }
-        sizes[ns++] = v;
-        if (v > maxs)
-            maxs = v;
-        p = *end == ',' ? end + 1 : end;
-    }
+    int ns = byte_counts(list, 0, LONG_MAX, "--sizes: expected a comma list of byte counts", sizes);
+    if (ns < 0)
+        return 2;
+    for (int i = 0; i < ns; i++)
+        if (sizes[i] > maxs)
+            maxs = sizes[i];
     if (batches < 1 || iters < 1) {
         fprintf(stderr, "latitude-calib: --batches and --iters must be positive\n");
         return 2;
