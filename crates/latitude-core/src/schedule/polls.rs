@@ -22,8 +22,9 @@
 //! h is capped at SHIFT_CAP_NS: a latency change much smaller than the poll interval rarely
 //! moves the completion to another poll at all (a loop polling every 10 ms: a 20 µs ΔL moves
 //! it with probability 0.2 %), so for coarse loops the traced poll is the likely outcome and
-//! a half interval would only cost accuracy at ΔL = 0 (up to 5 ms per message there). With the cap the expected cost at ΔL = 0 is at most SHIFT_CAP_NS / 4 per
-//! polled message (at I = 2 · SHIFT_CAP_NS).
+//! a half interval would only cost accuracy at ΔL = 0 (up to 5 ms per message there). With
+//! the cap the expected cost at ΔL = 0 is at most SHIFT_CAP_NS / 4 per polled message (at
+//! I = 2 · SHIFT_CAP_NS).
 //!
 //! Which completions end a loop's polling: a successful MPI_Test/Testall/Testany/Testsome,
 //! the poll that saw it; it joins requests posted before, so only the rank's own time moves.
@@ -41,7 +42,12 @@ use crate::trace::{Call, Record, Time};
 
 /// A folded poll record (or a run of polls) with more than 1/WORK_LOOP_SHARE of its span
 /// outside the calls is a work loop.
-pub(super) const WORK_LOOP_SHARE: i128 = 10;
+const WORK_LOOP_SHARE: i128 = 10;
+
+/// Polls spanning `span` ns with `busy` ns inside the calls: a work loop (not waiting)?
+pub(super) fn is_work_loop(span: i128, busy: i128) -> bool {
+    (span - busy) * WORK_LOOP_SHARE > span
+}
 
 /// The most computation moved past a completion (ns, the graph's time), see the module doc.
 pub(super) const SHIFT_CAP_NS: i128 = 10_000;
@@ -76,7 +82,7 @@ impl PollRun {
             _ => return None,
         };
         let span = Time::scaled(seen.0 - first.0, timemult);
-        if self.polls == 0 || span <= 0 || (span - self.busy) * WORK_LOOP_SHARE <= span {
+        if self.polls == 0 || span <= 0 || !is_work_loop(span, self.busy) {
             return None; // polls back to back: waiting
         }
         Some((span / i128::from(self.polls) / 2).min(SHIFT_CAP_NS))

@@ -16,7 +16,7 @@
 //! (polls.rs).
 
 use super::comms::{Comm, Handles, Unusable};
-use super::polls::{PollRun, WORK_LOOP_SHARE};
+use super::polls::{is_work_loop, PollRun};
 use super::requests::{Requests, Stride};
 use super::{MpiFlavor, Shared};
 use crate::error::{Error, Result};
@@ -192,7 +192,7 @@ impl<'s, 'o> RankState<'s, 'o> {
         self.sh.stats.polls += n;
         self.sh.stats.poll_records += 1;
         self.run.add(rec, n, ns);
-        if (span - ns) * WORK_LOOP_SHARE > span {
+        if is_work_loop(span, ns) {
             self.sh.stats.poll_work_ns += ns as u64;
             return;
         }
