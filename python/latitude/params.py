@@ -27,7 +27,7 @@ CLASSES = ("small", "medium", "large")
 CLASS_PARAMS = tuple(f"{c}.{k}" for c in CLASSES for k in ("o", "L"))
 # C: the per-byte cost of a local memory copy (a collective's own block; docs/model.md §1).
 # Optional: unset (None), a copy pays O, the eager per-byte overhead, as before C existed.
-COPY = "C"
+COPY = machines.COPY
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
