@@ -229,6 +229,22 @@ def test_noisy_machine_flagged_with_what_to_do():
     assert "too_noisy = true" in loggp_fit.to_toml(f, "x")
 
 
+def test_two_machine_states_named_with_their_runs():
+    """Five runs, two of them 2× slower at every size (a VM whose virtual CPUs sometimes share a
+    cache and sometimes not): a note names those runs and the ratio; five runs with 10 % of
+    noise and no such split, or two runs only, give none."""
+    rng = random.Random(5)
+    machine = dict(L=300, o=250, G=0.15, O=0.0, S=4096)
+    runs = [synthetic(**machine, noise=0.05, rng=rng) for _ in range(5)]
+    for slow in (runs[1], runs[4]):
+        slow.pingpong = {s: tuple(2 * v for v in t) for s, t in slow.pingpong.items()}
+    notes = [n for n in loggp_fit.fit(calibrate.combine(runs)).notes if "two machine states" in n]
+    assert len(notes) == 1 and "runs 2, 5 of 5 2.0× slower" in notes[0], notes
+    calm = [synthetic(**machine, noise=0.1, rng=rng) for _ in range(5)]
+    assert not any("two machine states" in n for n in loggp_fit.fit(calibrate.combine(calm)).notes)
+    assert not any("two machine states" in n for n in loggp_fit.fit(calibrate.combine(runs[:2])).notes)
+
+
 def test_samples_saved_and_fit_again(tmp_path):
     rng = random.Random(9)
     runs = [synthetic(L=700, o=250, G=0.03, O=0.001, S=16384, noise=0.03, rng=rng) for _ in range(2)]

@@ -209,7 +209,7 @@ def fit(m: Measurements) -> Fit:
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
     f.C = e.C
-    notes += _copy_notes(m, f) + _quality_notes(f)
+    notes += _copy_notes(m, f) + _quality_notes(f) + _two_states(runs)
     return f
 
 
@@ -330,6 +330,37 @@ def _noise(runs: list[Measurements]) -> float | None:
                 if med > 0:
                     spreads.append((q[2] - q[0]) / med)
     return statistics.median(spreads) if spreads else None
+
+
+TWO_STATES = 1.4  # runs this much slower than the others (median over sizes): another machine state
+
+
+def _two_states(runs: list[Measurements]) -> list[str]:
+    """A note when the runs split into a fast and a slow group: each run's speed is the median
+    over sizes of its half round trip against the median over all runs, and the largest ratio
+    between neighbouring speeds (sorted) of TWO_STATES or more splits them. On a VM whose
+    host places the two virtual CPUs on cores that share a cache or not, whole runs are fast
+    or ~2× slower (docs/calibration.md, "Two machine states"); the median follows the larger
+    group, and a traced run in the other state is mispriced by the difference."""
+    if len(runs) < 3:
+        return []
+    sizes = set.intersection(*(set(r.pingpong) for r in runs))
+    med = {s: statistics.median(r.pingpong[s][1] for r in runs) for s in sizes}
+    speed = sorted(
+        (statistics.median(r.pingpong[s][1] / med[s] for s in sizes if med[s] > 0), i) for i, r in enumerate(runs)
+    )
+    ratio, cut = max((b[0] / a[0], k + 1) for k, (a, b) in enumerate(zip(speed, speed[1:])) if a[0] > 0)
+    if ratio < TWO_STATES:
+        return []
+    slow = sorted(i + 1 for _, i in speed[cut:])
+    fast = statistics.median(v for v, _ in speed[:cut])
+    return [
+        f"the runs fall into two machine states: run{'s' * (len(slow) > 1)} {', '.join(map(str, slow))} of "
+        f"{len(runs)} {statistics.median(v for v, _ in speed[cut:]) / fast:.1f}× slower than the others "
+        "(a size's half round trip, median over sizes); the parameters follow the larger group, and a "
+        "program run in the other state is priced by the wrong one — calibrate just before the runs you "
+        "predict, or raise --repeat to see how often each state occurs"
+    ]
 
 
 def require_identified(f: Fit, allow_zero: bool = False) -> bool:
