@@ -117,6 +117,14 @@ def test_broken_pipe_is_quiet(args):
     assert proc.wait(timeout=60) == 0 and err == "", err
 
 
+def test_trace_plain_and_compress_conflict(tmp_path):
+    """`latitude trace --plain --compress`: the two forms of a trace, both asked for; refused
+    before anything is built, run or written."""
+    proc = bad("trace", "-o", tmp_path / "t", "--plain", "--compress", "--", "mpirun", "-np", "2", "true")
+    one_line(proc, "latitude trace: argument --compress: not allowed with argument --plain")
+    assert proc.stdout == "" and not (tmp_path / "t").exists()
+
+
 def _trace(directory):
     os.makedirs(directory)
     for r in (0, 1):
