@@ -24,7 +24,7 @@ examples:
   latitude trace --print-command -- srun -n 256 ./app     # inspect, or paste into a job script
 
 Each rank writes pmpi-trace-rank-N.txt.gz: a liballprof v1 trace with Latitude's '#@'
-extension lines (docs/trace-format.md), gzip-compressed while the program runs (~8x smaller,
+extension lines (docs/trace-format.md), gzip-compressed while the program runs (4-8x smaller,
 30-61 bytes per message on HPCC, QE and LAMMPS). Every latitude command reads the .gz files
 as they are; for Schedgen/LLAMP, `gunzip DIR/*.gz` or trace with --plain. The run is traced
 into a fresh directory inside DIR; its rank files replace a previous trace's (with --force)
@@ -65,7 +65,7 @@ def register(subparsers) -> None:
     form.add_argument(
         "--plain",
         action="store_true",
-        help="write plain text, pmpi-trace-rank-N.txt (the liballprof files Schedgen/LLAMP read; ~8x larger)",
+        help="write plain text, pmpi-trace-rank-N.txt (the liballprof files Schedgen/LLAMP read; 4-8x larger)",
     )
     p.add_argument(
         "--no-fold",
