@@ -37,6 +37,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from latitude import tracer  # noqa: E402
+
 MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
 # name: arguments of apps/gaps (work 20 µs between repetitions; 64 KiB is rendezvous on shared
 # memory and in the model above S)
@@ -98,8 +101,9 @@ def as_waits(src: Path, dst: Path) -> Path:
     """A copy of the trace with every successful MPI_Test (the only Test apps/gaps makes) read
     as an MPI_Wait on the same request: the graph the schedule made before the shift."""
     dst.mkdir()
-    for f in src.glob("pmpi-trace-rank-*.txt"):
-        lines = f.read_text().splitlines(keepends=True)
+    for f in tracer.trace_files(src):  # compressed (latitude trace's default) or plain
+        with tracer.open_trace(f) as fh:
+            lines = fh.read().decode().splitlines(keepends=True)
         for i, line in enumerate(lines[:-1]):
             if (
                 line.startswith("MPI_Test:")
@@ -108,7 +112,7 @@ def as_waits(src: Path, dst: Path) -> Path:
             ):
                 p = line.rstrip("\n").split(":")  # MPI_Test:ts:req:flag:status:te
                 lines[i] = ":".join(["MPI_Wait", p[1], p[2], p[4], p[5]]) + "\n"
-        (dst / f.name).write_text("".join(lines))
+        (dst / f.name.removesuffix(".gz")).write_text("".join(lines))  # written plain
     return dst
 
 

@@ -57,7 +57,7 @@ def span(pred: dict[int, float], lines: list[int]) -> float | None:
 
 
 def windows(trace: Path, params: Params, rank: int, width_ns: float, delta_ns: float = 0.0) -> list[dict]:
-    calls = _core.trace_times(str(trace / "pmpi-trace-rank-0.txt"))[rank]  # every rank, by rank
+    calls = _core.trace_times(str(trace))[rank]  # every rank, by rank; compressed or plain files
     pred = predicted_starts(trace, params, rank)
     pred_dl = predicted_starts(trace, params.replace(L=params.L + delta_ns), rank) if delta_ns else {}
     in_window: list[int] = []
@@ -94,7 +94,7 @@ def windows(trace: Path, params: Params, rank: int, width_ns: float, delta_ns: f
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("trace", type=Path, help="trace directory (pmpi-trace-rank-N.txt)")
+    ap.add_argument("trace", type=Path, help="trace directory (pmpi-trace-rank-N.txt[.gz])")
     ap.add_argument("--machine", required=True, help="machine file (latitude calibrate)")
     ap.add_argument("--window-ms", type=float, default=50.0)
     ap.add_argument("--rank", type=int, default=0)

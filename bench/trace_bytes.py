@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a trace's bytes go: per record kind and per field kind, and per message.
 
-Reads a trace directory written by `latitude trace` and splits every byte into one bucket:
+Reads a trace directory written by `latitude trace` (compressed, the default, or `--plain`)
+and splits every byte of its text into one bucket:
 call lines by field kind (the name, the two timestamps, addresses, integers, handles,
 datatype triples `code,size,extent`, communicator triples `handle,rank,size`, ops, count
 lists, the ':' separators and newline), extension lines by key (`#@ done`, `#@ status`,
@@ -24,7 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python" / "latitude" / "_tracer"))
+sys.path.insert(0, str(ROOT / "python"))
 import lt_gen  # noqa: E402  (the wrapper table's parser)
+from latitude import tracer  # noqa: E402
 
 
 def field_kinds() -> dict[str, tuple[list[str], list[str]]]:
@@ -83,10 +86,10 @@ def account(line: str, kinds: dict, b: collections.Counter, calls: collections.C
 def breakdown(tracedir: Path) -> tuple[collections.Counter, collections.Counter]:
     kinds = field_kinds()
     b, calls = collections.Counter(), collections.Counter()
-    for f in sorted(tracedir.glob("*.txt")):
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                account(line.rstrip("\n"), kinds, b, calls)
+    for f in tracer.trace_files(tracedir):  # the bytes of the text, compressed (the default) or plain
+        with tracer.open_trace(f) as fh:
+            for raw in fh:
+                account(raw.decode("utf-8", errors="replace").rstrip("\n"), kinds, b, calls)
     return b, calls
 
 

@@ -8,7 +8,8 @@ the encoders interleaved so that load on the machine hits them alike.
 
     python3 bench/trace_deflate.py TRACEDIR_OR_FILE... [--buffer 1MiB] [--reps 20] [--json out.json]
 
-The rank files must be plain text (a trace written without --compress)."""
+A compressed rank file (`latitude trace`'s default, `.txt.gz`) is decompressed first, so the
+encoders get the text it holds; a plain one (`--plain`) is read as it is."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "python" / "latitude" / "_tracer"
+sys.path.insert(0, str(ROOT / "python"))
+from latitude import tracer  # noqa: E402
 
 DRIVER = r"""
 #define _GNU_SOURCE
@@ -108,9 +111,19 @@ int main(int argc, char **argv)
 def rank_files(paths: list[str]) -> list[Path]:
     out = []
     for p in map(Path, paths):
-        out += sorted(p.glob("pmpi-trace-rank-*.txt")) if p.is_dir() else [p]
+        out += tracer.trace_files(p) if p.is_dir() else [p]
     if not out:
-        raise SystemExit("trace_deflate: no plain rank files (pmpi-trace-rank-N.txt) given")
+        raise SystemExit("trace_deflate: no rank files (pmpi-trace-rank-N.txt or .txt.gz) given")
+    return out
+
+
+def as_text(f: Path, tmp: Path) -> Path:
+    """The rank file itself if plain, else its text decompressed into `tmp`."""
+    if not tracer.is_compressed(f):
+        return f
+    out = tmp / f.name.removesuffix(".gz")
+    with tracer.open_trace(f) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
     return out
 
 
@@ -134,7 +147,7 @@ def parse_size(text: str) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="trace directories or plain rank files")
+    ap.add_argument("paths", nargs="+", help="trace directories or rank files")
     ap.add_argument("--buffer", default="1MiB", help="bytes per buffer (default 1MiB, the tracer's)")
     ap.add_argument("--reps", type=int, default=20, help="passes per encoder (best taken; default 20)")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -143,9 +156,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="latitude-deflate-") as tmp:
         exe = build(Path(tmp))
         for f in rank_files(a.paths):
+            text = as_text(f, Path(tmp))
             out = subprocess.run(
-                [exe, f, str(parse_size(a.buffer)), str(a.reps)], capture_output=True, text=True, check=True
+                [exe, text, str(parse_size(a.buffer)), str(a.reps)], capture_output=True, text=True, check=True
             )
+            if text != f:
+                text.unlink()
             for line in out.stdout.split("\n"):
                 if line:
                     name, ns, n, size = line.split()

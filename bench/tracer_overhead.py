@@ -5,10 +5,10 @@ run of this script.
 Each app runs --runs times in each mode, the modes interleaved (so load drifts hit both
 alike); the table shows medians of the app's own timed region ("elapsed_s", between two
 barriers after setup; LAMMPS: its "Loop time"; HPCC: the whole run) and of the whole
-launcher run (wall x: traced / plain), calls and bytes per call of the trace, and bytes per
-message of the graph the trace schedules into. A third mode traces compressed (`latitude trace
---compress`): its wall ratio (gz x) and bytes per message (gz B/msg) show what the deflating
-costs and saves. The apps are the motif apps, apps/polls (a
+launcher run, calls and bytes per call of the trace, and bytes per message of the graph the
+trace schedules into. Two traced modes, each with the environment `latitude trace` gives the
+ranks: compressed, `latitude trace`'s default (gz x: traced / untraced wall; gz B/msg), and
+plain text, `latitude trace --plain` (plain x, plain B/msg, and the per-call columns). The apps are the motif apps, apps/polls (a
 polling loop as HPCC's RandomAccess makes), and where installed Debian's LAMMPS, HPCC
 (N = 1000, P x Q = 1 x 2) and Quantum ESPRESSO (pw.x, bulk Si). 2 ranks by default (the
 machine is shared with builds: keep it small, repeat).
@@ -88,9 +88,8 @@ def measure(
     gzdir = tracedir.with_name(tracedir.name + "-gz")
     gzdir.mkdir(exist_ok=True)
     cmds = {"plain": (argv, dict(os.environ))}
-    for mode, d, extra in (("traced", tracedir, {}), ("gz", gzdir, {"LATITUDE_TRACE_COMPRESS": "1"})):
-        env = {"LD_PRELOAD": str(lib), "LATITUDE_TRACE_PREFIX": str(d / "pmpi-trace-rank-"), **extra}
-        cmds[mode] = tracer.launch_command(argv, family, env)
+    for mode, d, compress in (("traced", tracedir, False), ("gz", gzdir, True)):  # "traced": --plain
+        cmds[mode] = tracer.launch_command(argv, family, tracer.trace_env(lib, d, compress=compress))
     modes = ("plain", "traced", "gz") if compressed else ("plain", "traced")
     times = {m: [] for m in modes}
     dirs = {"traced": tracedir, "gz": gzdir}
@@ -173,8 +172,8 @@ def label(r: dict) -> str:
 def print_table(rows: list[dict]) -> None:
     head = (
         f"{'app':24} {'without_s':>10} {'with_s':>10} {'overhead':>9} {'paired':>8} "
-        f"{'wall_ovh':>9} {'wall x':>7} {'expected':>9} {'calls':>10} {'calls/s':>9} {'B/call':>7} {'B/msg':>7} "
-        f"{'gz x':>6} {'gz B/msg':>8}"
+        f"{'wall_ovh':>9} {'plain x':>7} {'expected':>9} {'calls':>10} {'calls/s':>9} {'B/call':>7} "
+        f"{'plain B/msg':>11} {'gz x':>6} {'gz B/msg':>8}"
     )
     print(head)
     print("-" * len(head))
@@ -184,7 +183,7 @@ def print_table(rows: list[dict]) -> None:
             f"{label(r):24} {r['plain_s']:10.4f} {r['traced_s']:10.4f} "
             f"{r['overhead_pct']:8.1f}% {r['overhead_paired_pct']:7.1f}% "
             f"{r['wall_overhead_pct']:8.1f}% {r['wall_ratio']:7.3f} {r.get('expected_pct', 0):8.2f}% {r['calls']:10d} "
-            f"{rate:9.0f} {r['bytes_per_call']:7.1f} {r['bytes_per_message']:7.1f} "
+            f"{rate:9.0f} {r['bytes_per_call']:7.1f} {r['bytes_per_message']:11.1f} "
             f"{r.get('gz_wall_ratio', 0):6.3f} {r.get('gz_bytes_per_message', 0):8.1f}"
         )
 
@@ -237,16 +236,17 @@ def main() -> int:
         r["expected_pct"] = 100 * r["calls"] / r["ranks"] * cost * 1e-9 / r["plain_s"]
     print(
         f"tracer overhead, {a.np} ranks, {info.family} ({info.mpicc}), {a.runs} runs per "
-        "mode, interleaved. overhead: of the medians of the app's timed region; paired: "
+        "mode, interleaved. gz x / gz B/msg: a compressed trace, latitude trace's default (wall of "
+        "the medians of the whole launcher run, traced / untraced; trace bytes per message of the "
+        "scheduled graph); plain x / plain B/msg: the same for a plain trace (latitude trace --plain), "
+        "which the other columns are of. overhead: of the medians of the app's timed region; paired: "
         "median of the per-pair ratios (run i with / run i without, adjacent in time); "
-        "wall_ovh / wall x: of the medians of the whole launcher run; expected: calls/s per rank x "
-        "cost per call; calls/s: per rank (polls folded into '#@ polls' records count); B/msg: trace "
-        "bytes per message of the scheduled graph; gz x / gz B/msg: the same for a compressed trace "
-        "(latitude trace --compress)"
+        "wall_ovh: of the medians of the whole launcher run; expected: calls/s per rank x "
+        "cost per call; calls/s: per rank (polls folded into '#@ polls' records count)"
     )
     print_table(rows)
     print(
-        f"cost per traced call: {cost:.0f} ns, {cost_gz:.0f} ns compressed (1 rank, {PER_CALL[0]} "
+        f"cost per traced call: {cost_gz:.0f} ns compressed (the default), {cost:.0f} ns plain (1 rank, {PER_CALL[0]} "
         f"{' '.join(PER_CALL[1])}, {n} calls, median of {a.runs} paired runs)"
     )
     if a.json:

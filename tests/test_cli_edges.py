@@ -4,6 +4,7 @@ has is overwritten or lost."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -117,6 +118,14 @@ def test_broken_pipe_is_quiet(args):
     assert proc.wait(timeout=60) == 0 and err == "", err
 
 
+def test_trace_plain_and_compress_conflict(tmp_path):
+    """`latitude trace --plain --compress`: the two forms of a trace, both asked for; refused
+    before anything is built, run or written."""
+    proc = bad("trace", "-o", tmp_path / "t", "--plain", "--compress", "--", "mpirun", "-np", "2", "true")
+    one_line(proc, "latitude trace: argument --compress: not allowed with argument --plain")
+    assert proc.stdout == "" and not (tmp_path / "t").exists()
+
+
 def _trace(directory):
     os.makedirs(directory)
     for r in (0, 1):
@@ -157,6 +166,16 @@ def test_output_over_its_own_input_is_refused(tmp_path):
     one_line(bad("tolerance", GOAL, "--csv", GOAL), "would overwrite the input")
     assert (d / "pmpi-trace-rank-1.txt").read_bytes() == rank1
     assert not (d / "pmpi-trace-rank-2.txt").exists()
+    # the other form of a rank file's name would read as a rank of the trace too
+    one_line(bad("schedule", d, "-o", d / "pmpi-trace-rank-2.txt.gz"), "is a rank file of the input trace")
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    for r in (0, 1):  # a compressed trace, `latitude trace`'s default
+        (gz / f"pmpi-trace-rank-{r}.txt.gz").write_bytes(gzip.compress((d / f"pmpi-trace-rank-{r}.txt").read_bytes()))
+    one_line(bad("schedule", gz, "-o", gz / "pmpi-trace-rank-1.txt.gz"), "is a rank file of the input trace")
+    one_line(bad("schedule", gz, "-o", gz / "pmpi-trace-rank-7.txt"), "is a rank file of the input trace")
+    assert sorted(p.name for p in gz.iterdir()) == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
+    assert not (d / "pmpi-trace-rank-2.txt.gz").exists()
     run_cli("schedule", d, "-o", d / "app.goal")  # a new file next to the trace is fine
 
 

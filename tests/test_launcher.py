@@ -129,7 +129,7 @@ def test_trace_directory_is_never_lost(ompi_apps, tmp_path):
     backup.write_text("mine")
     trace(tmp_path, pingpong)
     first = {p.name: p.read_bytes() for p in tracer.trace_files(tmp_path)}
-    assert sorted(first) == ["pmpi-trace-rank-0.txt", "pmpi-trace-rank-1.txt"]
+    assert sorted(first) == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
     # A second trace into the same directory needs --force, and touches nothing without it.
     out = trace(tmp_path, pingpong, check=False)
     assert out.returncode == 2 and "already holds a trace" in out.stderr and out.stderr.count("\n") == 1
@@ -145,8 +145,34 @@ def test_trace_directory_is_never_lost(ompi_apps, tmp_path):
     trace(
         tmp_path, [*ompi(1), ompi_apps / "faults", "--mode", "status", "--after", "1", "--rank", "5"], opts=("--force",)
     )
-    assert [p.name for p in tracer.trace_files(tmp_path)] == ["pmpi-trace-rank-0.txt"]
+    assert [p.name for p in tracer.trace_files(tmp_path)] == ["pmpi-trace-rank-0.txt.gz"]
     assert backup.read_text() == "mine" and len(tracer.trace_files(aside)) == 2
+    assert not list(tmp_path.glob(".latitude-trace-*"))
+
+
+def test_force_replaces_a_trace_of_the_other_format(ompi_apps, tmp_path):
+    """A plain trace replaced by a compressed one (the default) and back: each rank ends with
+    one file, of the new run's format, never `pmpi-trace-rank-0.txt` beside `.txt.gz`; a failed
+    run of the other format leaves the previous trace as it was."""
+    pingpong = [*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"]
+    trace(tmp_path, pingpong, opts=("--plain",))
+    plain = {p.name: p.read_bytes() for p in tracer.trace_files(tmp_path)}
+    assert sorted(plain) == ["pmpi-trace-rank-0.txt", "pmpi-trace-rank-1.txt"]
+    assert not any(tracer.is_compressed(tmp_path / n) for n in plain)
+    out = trace(
+        tmp_path, [*ompi(2), ompi_apps / "faults", "--mode", "abort", "--after", "2"], check=False, opts=("--force",)
+    )
+    assert out.returncode != 0
+    assert {p.name: p.read_bytes() for p in tracer.trace_files(tmp_path)} == plain
+    (aside,) = tmp_path.glob("failed-run-*")
+    assert all(p.name.endswith(".txt.gz") for p in tracer.trace_files(aside))
+    trace(tmp_path, pingpong, opts=("--force",))
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert names == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
+    assert all(tracer.is_compressed(tmp_path / n) for n in names)
+    trace(tmp_path, [*ompi(3), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], opts=("--force", "--plain"))
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert names == [f"pmpi-trace-rank-{r}.txt" for r in range(3)]
     assert not list(tmp_path.glob(".latitude-trace-*"))
 
 

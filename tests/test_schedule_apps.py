@@ -8,7 +8,6 @@ own runtime (MPI_Init to MPI_Finalize, the window the graph covers).
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ import time
 
 import pytest
 from conftest import ROOT, cli_env, run_cli
+from latitude import tracer
 
 APPS = os.path.join(ROOT, "apps")
 MPIRUN = shutil.which("mpirun")
@@ -76,14 +76,16 @@ def _wait_until_idle(timeout: float = 30.0, need: float = 0.85) -> bool:
 def _measured_ns(trace_dir) -> float:
     """Longest MPI_Init end → MPI_Finalize start over the ranks (µs in the trace)."""
     best = 0.0
-    for f in glob.glob(os.path.join(trace_dir, "pmpi-trace-rank-*.txt")):
+    files = tracer.trace_files(trace_dir)  # compressed (latitude trace's default) or plain
+    assert files, f"no rank files in {trace_dir}"
+    for f in files:
         start = end = None
-        with open(f) as fh:
+        with tracer.open_trace(f) as fh:
             for line in fh:
-                if line.startswith("MPI_Init"):
-                    start = float(line.rstrip("\n").split(":")[-1])
-                elif line.startswith("MPI_Finalize"):
-                    end = float(line.split(":")[1])
+                if line.startswith(b"MPI_Init"):
+                    start = float(line.rstrip(b"\n").split(b":")[-1])
+                elif line.startswith(b"MPI_Finalize"):
+                    end = float(line.split(b":")[1])
         best = max(best, end - start)
     return best * 1e3
 

@@ -146,6 +146,6 @@ def test_trace_through_srun(slurm_cluster, tracer_cache, tmp_path, mpi):
         "10",
     )
     assert "on 2x2 ranks" in proc.stdout
-    assert sorted(p.name for p in traces.iterdir()) == [f"pmpi-trace-rank-{r}.txt" for r in range(4)]
+    assert sorted(p.name for p in traces.iterdir()) == [f"pmpi-trace-rank-{r}.txt.gz" for r in range(4)]
     pred = json.loads(_latitude(slurm_cluster, "predict", traces, "--json").stdout)
     assert pred["runtime_ns"] > 0 and pred["critical_path"]

@@ -80,9 +80,13 @@ def test_print_command_and_mismatch(tmp_path, tracer_cache):
     ).stdout
     assert re.match(
         r"mpirun -x LD_PRELOAD=\S+/liblatitude_trace\.so -x "
-        rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -np 4 \./app$",
+        rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -x LATITUDE_TRACE_COMPRESS=1 -np 4 \./app$",
         out,
     )
+    plain = run([sys.executable, "-m", "latitude", "trace", "--print-command", "--plain", "--", "./app"]).stdout
+    # an unknown launcher: the variables go first; the library's own default (plain) is said,
+    # so a LATITUDE_TRACE_COMPRESS in the user's environment does not decide
+    assert re.match(r"LD_PRELOAD=\S+ LATITUDE_TRACE_PREFIX=\S+ LATITUDE_TRACE_COMPRESS=0 \./app$", plain), plain
     if HAVE_MPICH:
         bad = run(
             [
@@ -107,8 +111,8 @@ def test_padded_names_and_stale_files(ompi_apps, tmp_path):
     (tmp_path / "pmpi-trace-rank-7.txt").write_text("stale")
     (tmp_path / "pmpi-trace-rank-0-backup.txt").write_text("the user's")
     trace(tmp_path, [*ompi(10), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], opts=("--padded", "--force"))
-    names = sorted(p.name for p in tmp_path.glob("pmpi-trace-rank-??.txt"))
-    assert names == [f"pmpi-trace-rank-{r:02d}.txt" for r in range(10)]
+    names = sorted(p.name for p in tmp_path.glob("pmpi-trace-rank-*"))  # compressed: the default
+    assert names == ["pmpi-trace-rank-0-backup.txt"] + [f"pmpi-trace-rank-{r:02d}.txt.gz" for r in range(10)]
     assert not (tmp_path / "pmpi-trace-rank-7.txt").exists()
     assert (tmp_path / "pmpi-trace-rank-0-backup.txt").read_text() == "the user's"
     assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []  # no staging directory left
@@ -202,10 +206,12 @@ SCHEDGEN_INDICES = {  # call: {what: index of the value after the k-th ':' or ',
 
 
 def test_schedgen_field_indices(ompi_apps, tmp_path):
-    trace(tmp_path, [*ompi(2), ompi_apps / "callmix", "--rounds", "1"])
-    trace(tmp_path / "pp", [*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "3"])
+    trace(tmp_path, [*ompi(2), ompi_apps / "callmix", "--rounds", "1"], opts=("--plain",))
+    trace(tmp_path / "pp", [*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "3"], opts=("--plain",))
     seen = set()
-    for f in [*tmp_path.glob("*.txt"), *(tmp_path / "pp").glob("*.txt")]:
+    files = [*tmp_path.glob("*.txt"), *(tmp_path / "pp").glob("*.txt")]
+    assert len(files) == 4  # the plain files Schedgen reads
+    for f in files:
         for line in f.read_text().splitlines():
             name = line.split(":", 1)[0]
             if name not in SCHEDGEN_INDICES:

@@ -1,17 +1,20 @@
-"""Compressed traces (`latitude trace --compress`): the tracer deflates each rank's records into
-`pmpi-trace-rank-N.txt.gz`; every command reads them as they are, `gunzip` gives the plain
-liballprof files (the same bytes a Schedgen user reads), and a rank killed outright keeps the
-records of the blocks flushed before the kill."""
+"""Compressed traces (`latitude trace`'s default; `--plain` writes text): the tracer deflates each
+rank's records into `pmpi-trace-rank-N.txt.gz`; every command reads them as they are, `gunzip`
+gives the plain liballprof files (the same text a Schedgen user reads), and a rank killed
+outright keeps the records of the blocks flushed before the kill."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import shutil
+import subprocess
 
 import pytest
 import tracecheck
 from conftest import run_cli
 from latitude import tracer
+from test_trace_golden import normalize
 from tracetools import HAVE_MPICH, assert_counts_match, deterministic, mpich, ompi, run, trace
 
 
@@ -28,7 +31,7 @@ def test_compressed_trace_reads_as_the_plain_one(ompi_apps, tmp_path):
     launch = [*ompi(2), ompi_apps / "polls", "--iters", "400", "--work", "50", "--report-calls"]
     plain = run(launch)
     gz = tmp_path / "gz"
-    traced = trace(gz, launch, opts=("--compress",))
+    traced = trace(gz, launch)  # compressed: the default
     assert deterministic(traced.stdout) == deterministic(plain.stdout)
     files = sorted(p.name for p in gz.iterdir())
     assert files == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
@@ -48,6 +51,31 @@ def test_compressed_trace_reads_as_the_plain_one(ompi_apps, tmp_path):
     # the rank-0 file names the trace too, and the cached graph sees the compressed files
     one = json.loads(run_cli("predict", gz / "pmpi-trace-rank-0.txt.gz", "--json").stdout)
     assert one["runtime_ns"] > 0
+
+
+def test_default_is_compressed_plain_on_request(ompi_apps, tmp_path):
+    """`latitude trace` writes `.txt.gz` unless --plain is given: whole gzip files (Python's
+    gzip and the command-line gunzip agree) whose text is a plain run's, call for call, for a
+    program whose call sequence does not depend on timing (compared as the golden traces are:
+    timestamps, addresses and host lines normalised)."""
+    launch = [*ompi(3), ompi_apps / "persistent", "--n", "2000", "--iters", "5", "--mode", "startall"]
+    trace(tmp_path / "gz", launch)
+    trace(tmp_path / "text", launch, opts=("--plain",))
+    gz, text = tracer.trace_files(tmp_path / "gz"), tracer.trace_files(tmp_path / "text")
+    assert [f.name for f in gz] == [f"pmpi-trace-rank-{r}.txt.gz" for r in range(3)]
+    assert [f.name for f in text] == [f"pmpi-trace-rank-{r}.txt" for r in range(3)]
+    assert all(tracer.is_compressed(f) for f in gz) and not any(tracer.is_compressed(f) for f in text)
+    gunzip = shutil.which("gunzip")
+    for z, t in zip(gz, text):
+        unzipped = gzip.decompress(z.read_bytes()).decode()
+        if gunzip:
+            assert subprocess.run([gunzip, "-c", z], capture_output=True, check=True).stdout.decode() == unzipped
+        assert normalize(unzipped) == normalize(t.read_text())
+        assert unzipped.startswith("# Latitude PMPI Tracer 1 Output File (liballprof v1 format)\n")
+        assert unzipped.endswith("#@ end finalize\n") and z.stat().st_size < t.stat().st_size
+    for d in ("gz", "text"):
+        _, errors = tracecheck.check([str(tmp_path / d)])
+        assert not errors, errors[:10]
 
 
 def test_repair_of_a_killed_compressed_rank(tmp_path):

@@ -75,7 +75,7 @@ def test_trace_matches_reference(request, tmp_path, case):
     if not (apps / app).exists():
         pytest.skip(f"{app} not built (no Fortran MPI compiler)")
     launcher = ompi if mpi == "ompi" else mpich
-    trace(tmp_path, [*launcher(np), apps / app, *args])
+    trace(tmp_path, [*launcher(np), apps / app, *args], opts=("--plain",))  # the liballprof text itself
     ref = GOLDEN / case_id(case)
     for r in range(np):
         got = normalize((tmp_path / f"pmpi-trace-rank-{r}.txt").read_text())

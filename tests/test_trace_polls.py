@@ -10,6 +10,7 @@ import json
 import pytest
 import tracecheck
 from conftest import run_cli
+from latitude import tracer
 from tracetools import assert_counts_match, deterministic, mpich, ompi, run, trace
 
 
@@ -79,13 +80,17 @@ def test_folding_can_be_switched_off(ompi_apps, tmp_path):
     assert _polls_records(tmp_path) == []
 
 
-def test_folds_across_buffer_windows(ompi_apps, tmp_path):
-    """A small buffer moves its window often, also while a poll's extension lines are written
-    and while a fold is pending: every record stays whole and every call is counted."""
+@pytest.mark.parametrize("form", ["--plain", "--compress"])
+def test_folds_across_buffer_windows(ompi_apps, tmp_path, form):
+    """A small buffer moves its window (plain: the mapped window of the file; compressed: the
+    heap buffer deflated into a gzip member) often, also while a poll's extension lines are
+    written and while a fold is pending: every record stays whole and every call is counted."""
     launch = [*ompi(2), ompi_apps / "polls", "--iters", "3000", "--work", "20", "--report-calls"]
-    traced = trace(tmp_path, launch, opts=("--buffer", "64KiB"))
+    traced = trace(tmp_path, launch, opts=("--buffer", "64KiB", form))
     assert_counts_match(tmp_path, traced.stdout, 2)
     _polls_records(tmp_path)  # the format check
+    files = tracer.trace_files(tmp_path)
+    assert len(files) == 2 and all(tracer.is_compressed(f) == (form == "--compress") for f in files)
     # the path under test: unsuccessful Test records ("#@ done -") were written, ~20 windows
-    text = "".join(f.read_text() for f in tmp_path.glob("pmpi-trace-rank-*.txt"))
-    assert text.count("\n#@ done -\n") > 10
+    text = b"".join(tracer.open_trace(f).read() for f in files)
+    assert text.count(b"\n#@ done -\n") > 10

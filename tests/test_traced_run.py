@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from latitude import traced_run
+from latitude import traced_run, tracer
 from tracetools import env, ompi
 
 HEADER = "#@ latitude-trace 1\n#@ world rank={r} size=2 host={host} pid=1\n"
@@ -70,8 +70,9 @@ def stalled_trace(ompi_apps, out):
         deadline = time.monotonic() + 300  # the first trace builds the tracer
         while pid is None and time.monotonic() < deadline and proc.poll() is None:
             # the run traces into a staging directory inside `out`, installed when it ends
-            for rank1 in out.glob(".latitude-trace-*/pmpi-trace-rank-1.txt"):
-                head = rank1.read_bytes()[:2048].decode(errors="replace")
+            for rank1 in out.glob(".latitude-trace-*/pmpi-trace-rank-1.txt*"):  # compressed by default
+                with tracer.open_trace(rank1) as f:  # its header is written (a gzip member) at the start
+                    head = f.read(2048).decode(errors="replace")
                 pid = next((int(w[4:]) for w in head.split() if w.startswith("pid=")), None)
             time.sleep(0.02)
         assert pid, "rank 1 did not start"

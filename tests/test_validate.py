@@ -125,6 +125,28 @@ def test_validate_bad_input(ompi_apps, tmp_path, opts, where):
     assert proc.stderr.count("\n") == 1
 
 
+def test_trace_run_writes_compressed_and_replaces_a_plain_trace(ompi_apps, tmp_path):
+    """validate traces the way `latitude trace` does by default: compressed rank files, which
+    replace a plain trace an older run left in the directory (no `.txt` beside a `.txt.gz`),
+    and which the traced-run checks read."""
+    from latitude import inject, tracer
+    from latitude.params import Params
+
+    out = tmp_path / "traces"
+    out.mkdir()
+    for r in range(3):  # an older, larger plain trace
+        (out / f"pmpi-trace-rank-{r}.txt").write_text("MPI_Init:-:1:2:1.000\nMPI_Finalize:2.000:-\n#@ end finalize\n")
+    launch = inject.Launch.resolve([OMPI_RUN, "--oversubscribe", "-np", "2", str(ompi_apps / "cg"), "--n", "64"])
+    run = validate.trace_run(launch, out, timeout=120)
+    assert run.returncode == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["pmpi-trace-rank-0.txt.gz", "pmpi-trace-rank-1.txt.gz"]
+    assert all(tracer.is_compressed(f) for f in tracer.trace_files(out))
+    assert tracer.traced_runtime_ns(out) > 0
+    [c] = validate.trace_checks([out], Params())
+    assert c["traced_ns"] == tracer.traced_runtime_ns(out) and c["predicted_ns"] > 0
+
+
 def test_validate_short(ompi_apps, tmp_path):
     """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
     (the study's bound is 2 % on a quiet machine, docs/validation.md); the posterior band

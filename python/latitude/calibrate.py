@@ -216,9 +216,9 @@ def _measure_once(launch, argv: list[str], injector_lib, timeout: float, tracer_
         run = inject.run_injected(launch, inject.InjectOptions(), injector_lib, argv=argv, timeout=timeout)
         return Measurements.parse(run.stdout)
     with tempfile.TemporaryDirectory(prefix="latitude-calib-trace-") as tmp:
-        # under the tracer, every call pays the recording a traced run's calls pay; the trace
-        # itself is not wanted
-        env = tracer.trace_env(tracer_lib, Path(tmp)) if tracer_lib else {}
+        # under the tracer, every call pays the recording a traced run's calls pay, compressed
+        # as `latitude trace` writes by default; the trace itself is not wanted
+        env = tracer.trace_env(tracer_lib, Path(tmp), compress=True) if tracer_lib else {}
         cmd, env = launch.command(env, argv)
         run = launcher.run(cmd, env, timeout=timeout)
     if run.returncode != 0:

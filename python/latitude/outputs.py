@@ -100,8 +100,9 @@ OUTPUT_OPTIONS = ("output", "csv", "plot", "hist", "timeline", "export")
 
 def refuse_input(output: str | os.PathLike | None, given: str | os.PathLike, option: str, pattern: str | None = None):
     """Refuse writing `output` when it is the input `given` itself, or, for a trace (a
-    directory, or a rank file naming the pattern ``prefix<r>suffix``), one of its rank files:
-    the result would destroy what it is computed from."""
+    directory, or a rank file naming the pattern ``prefix<r>suffix``), one of its rank files,
+    compressed or not (`pmpi-trace-rank-7.txt` beside a trace of `.txt.gz` files would read as
+    one of its ranks): the result would destroy or corrupt what it is computed from."""
     if output is None:
         return
     out, src = os.path.realpath(os.fspath(output)), os.path.realpath(os.fspath(given))
@@ -110,7 +111,8 @@ def refuse_input(output: str | os.PathLike | None, given: str | os.PathLike, opt
         raise InputError(option, f"{shown}; choose another file")
     if pattern:
         trace_dir = src if os.path.isdir(src) else os.path.dirname(src)
-        if os.path.dirname(out) == trace_dir and re.fullmatch(rank_regex(pattern), os.path.basename(out)):
+        name, ranks = os.path.basename(out).removesuffix(".gz"), rank_regex(pattern.removesuffix(".gz"))
+        if os.path.dirname(out) == trace_dir and re.fullmatch(ranks, name):
             raise InputError(option, f"{os.fspath(output)} is a rank file of the input trace {os.fspath(given)}")
 
 

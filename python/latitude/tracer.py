@@ -31,8 +31,9 @@ from latitude.errors import InputError, ToolError
 from latitude.outputs import cache_dir
 
 LIB_NAME = "liblatitude_trace.so"
-# The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`);
-# `--compress` writes them gzip-compressed (`pmpi-trace-rank-0.txt.gz`).
+# The rank files `latitude trace` writes, and only those (not `pmpi-trace-rank-0-backup.txt`):
+# gzip-compressed by default (`pmpi-trace-rank-0.txt.gz`), plain text with `--plain` or when
+# the library is preloaded by hand without LATITUDE_TRACE_COMPRESS (`pmpi-trace-rank-0.txt`).
 TRACE_NAME = re.compile(r"pmpi-trace-rank-(\d+)\.txt(?:\.gz)?")
 GZIP_MAGIC = b"\x1f\x8b"
 FAMILIES = ("openmpi", "mpich", "intel")
@@ -286,9 +287,16 @@ def preload_value(lib: Path) -> str:
     return f"{lib}:{prev}" if prev else str(lib)
 
 
-def trace_env(lib: Path, outdir: Path) -> dict[str, str]:
-    """The ranks' environment for tracing with `lib` into `outdir` (one file per rank)."""
-    return {"LD_PRELOAD": preload_value(lib), "LATITUDE_TRACE_PREFIX": str(Path(outdir) / "pmpi-trace-rank-")}
+def trace_env(lib: Path, outdir: Path, compress: bool = True) -> dict[str, str]:
+    """The ranks' environment for tracing with `lib` into `outdir` (one file per rank),
+    compressed (`.txt.gz`, what Latitude's tools write by default) or plain text. The library
+    itself writes plain text unless LATITUDE_TRACE_COMPRESS says otherwise: it is set either way,
+    so a value in the user's own environment does not decide."""
+    return {
+        "LD_PRELOAD": preload_value(lib),
+        "LATITUDE_TRACE_PREFIX": str(Path(outdir) / "pmpi-trace-rank-"),
+        "LATITUDE_TRACE_COMPRESS": "1" if compress else "0",
+    }
 
 
 # ---- results ----

@@ -243,12 +243,14 @@ class OutputCheck:
 
 
 def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> launcher.Run:
-    """Trace the application once (ΔL = 0) into `outdir` (replacing its trace)."""
+    """Trace the application once (ΔL = 0) into `outdir` (replacing its trace, whichever form it
+    had), compressed as `latitude trace` writes by default: the same records, and the tracing
+    cost of the runs a user traces."""
     lib = inject.build_with_spinner(launch, tracer.LIB_NAME)
     outdir.mkdir(parents=True, exist_ok=True)
     staging = tracer.staging_dir(outdir)
     try:
-        env = tracer.trace_env(lib, staging)
+        env = tracer.trace_env(lib, staging, compress=True)
         run = launcher.run(*launch.command(env), timeout=timeout, what="the traced run")
         for f in tracer.trace_files(staging):
             tracer.repair(f)

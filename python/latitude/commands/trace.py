@@ -23,10 +23,13 @@ examples:
   latitude trace -o traces/run1 -- mpiexec.mpich -np 4 ./app
   latitude trace --print-command -- srun -n 256 ./app     # inspect, or paste into a job script
 
-The files are liballprof v1 traces (Schedgen/LLAMP readers parse them) with Latitude's
-'#@' extension lines; see docs/trace-format.md. The run is traced into a fresh directory
-inside DIR; its rank files replace a previous trace's (with --force) only if the run
-succeeded, and no other file in DIR is touched. The exit status is the program's own."""
+Each rank writes pmpi-trace-rank-N.txt.gz: a liballprof v1 trace with Latitude's '#@'
+extension lines (docs/trace-format.md), gzip-compressed while the program runs (4-8x smaller,
+30-61 bytes per message on HPCC, QE and LAMMPS). Every latitude command reads the .gz files
+as they are; for Schedgen/LLAMP, `gunzip DIR/*.gz` or trace with --plain. The run is traced
+into a fresh directory inside DIR; its rank files replace a previous trace's (with --force)
+only if the run succeeded, and no other file in DIR is touched. The exit status is the
+program's own."""
 
 
 def register(subparsers) -> None:
@@ -51,12 +54,18 @@ def register(subparsers) -> None:
         help="zero-pad rank numbers in file names as liballprof does "
         "(default: unpadded, the names Schedgen and LLAMP look for)",
     )
-    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 8MiB; 1MiB with --compress)")
-    p.add_argument(
+    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 1MiB; 8MiB with --plain)")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument(
         "--compress",
         action="store_true",
-        help="write each rank's trace gzip-compressed (pmpi-trace-rank-N.txt.gz, ~8x smaller); every "
+        help="write each rank's trace gzip-compressed, pmpi-trace-rank-N.txt.gz (the default); every "
         "latitude command reads it as it is, `gunzip` gives Schedgen/LLAMP the plain files",
+    )
+    form.add_argument(
+        "--plain",
+        action="store_true",
+        help="write plain text, pmpi-trace-rank-N.txt (the liballprof files Schedgen/LLAMP read; 4-8x larger)",
     )
     p.add_argument(
         "--no-fold",
@@ -67,7 +76,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace the trace already in DIR (its pmpi-trace-rank-N.txt files, once the new run succeeded)",
+        help="replace the trace already in DIR (its pmpi-trace-rank-N.txt[.gz] files, once the new run succeeded)",
     )
     p.add_argument(
         "--json",
@@ -111,15 +120,13 @@ def _prepare_output(outdir: Path, force: bool) -> bool:
 
 
 def _trace_env(lib: Path, outdir: Path, args) -> dict[str, str]:
-    env = tracer.trace_env(lib, outdir)
+    env = tracer.trace_env(lib, outdir, compress=not args.plain)
     if args.padded:
         env["LATITUDE_TRACE_PADDED"] = "1"
     if args.buffer:
         env["LATITUDE_TRACE_BUFFER"] = str(parse_size(args.buffer, "--buffer"))
     if args.no_fold:
         env["LATITUDE_TRACE_FOLD"] = "0"
-    if args.compress:
-        env["LATITUDE_TRACE_COMPRESS"] = "1"
     return env
 
 
