@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+import cpu_stall  # bench/, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 APPS_DIR = os.path.join(ROOT, "apps")
 LAMMPS_IN = os.path.join(ROOT, "bench", "lammps", "in.lj")
@@ -134,8 +136,14 @@ def row(s: dict) -> str:
         f"| {s['name']} | {p0['mean_us'] / 1e3:.1f} ± {p0['std_us'] / 1e3:.1f} | {p0['predicted_us'] / 1e3:.1f} "
         f"| {pn['mean_us'] / 1e3:.1f} ± {pn['std_us'] / 1e3:.1f} | {pn['predicted_us'] / 1e3:.1f} "
         f"| {p0['lambda_L']}–{pn['lambda_L']} | {worst['error_pct']:+.2f} % | **{100 * s['rrmse']:.2f} %** "
-        f"| {'yes' if s['output_identical'] else 'NO'} |"
+        f"| {'yes' if s['output_identical'] else 'NO'} | {_lost(s)} |"
     )
+
+
+def _lost(s: dict) -> str:
+    """CPU time the machine took from busy cores just before and after the program's runs."""
+    c = s.get("cpu_lost")
+    return f"{100 * c['before']:.1f} / {100 * c['after']:.1f} %" if c else "–"
 
 
 def noise_floor(points: list) -> float | None:
@@ -233,7 +241,7 @@ def reband(s: dict, draws: int) -> dict:
 def table(results: list) -> str:
     head = (
         "| app | measured ΔL=0 (ms) | predicted | measured ΔL=200µs (ms) | predicted | λ_L | worst point "
-        "| RRMSE | output identical |\n|---|---|---|---|---|---|---|---|---|"
+        "| RRMSE | output identical | CPU lost before / after |\n|---|---|---|---|---|---|---|---|---|---|"
     )
     return "\n".join([head, *map(row, results)])
 
@@ -277,7 +285,9 @@ def main() -> int:
     for name in names:
         out = os.path.abspath(os.path.join(a.output, name))
         os.makedirs(out, exist_ok=True)
+        before = cpu_stall.lost_share()
         s = run_app(name, a, out)
+        s["cpu_lost"] = {"before": before, "after": cpu_stall.lost_share()}
         results.append(s)
         print(row(s), file=sys.stderr, flush=True)
         if a.docs:
