@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from jsonschemas import check
-from latitude import validate
+from latitude import validate, validate_machine
 from latitude.errors import InputError
 from tracetools import OMPI_RUN, run
 
@@ -50,7 +50,7 @@ def test_rrmse():
 
 def test_launcher_part(ompi_apps):
     app = str(ompi_apps / "cg")
-    assert validate.launcher_part([OMPI_RUN, "-np", "2", "-x", "A=1", app, "--n", "64"]) == [
+    assert validate_machine.launcher_part([OMPI_RUN, "-np", "2", "-x", "A=1", app, "--n", "64"]) == [
         OMPI_RUN,
         "-np",
         "2",
@@ -58,7 +58,7 @@ def test_launcher_part(ompi_apps):
         "A=1",
     ]
     with pytest.raises(InputError):
-        validate.launcher_part([OMPI_RUN, "-np", "2", "no-such-program"])
+        validate_machine.launcher_part([OMPI_RUN, "-np", "2", "no-such-program"])
 
 
 def test_output_check_shows_the_first_difference_and_ignores_patterns():
@@ -226,6 +226,16 @@ def test_validate_short(ompi_apps, tmp_path):
     assert errs[0] < 0.15 and errs[-1] < 0.5, checks
     used = [n for n in s["notes"] if n.endswith("used (median prediction)")]
     assert len(used) == 1 and used[0].startswith(min(checks, key=lambda c: c["predicted_ns"])["trace"]), s["notes"]
+    from latitude.params import Params
+
+    # the checks against the traced runs are priced by the machine those runs saw (calibrated
+    # under the tracer), the grid by the injector's
+    traced = out / "machine-traced.toml"
+    assert "(under the tracer)" in traced.read_text() and any(str(traced) in n for n in s["notes"]), s["notes"]
+    [again] = validate.trace_checks([out / "traces-1"], Params.from_machine(str(traced)))
+    assert again["predicted_ns"] == checks[0]["predicted_ns"]
+    [other] = validate.trace_checks([out / "traces-1"], Params.from_machine(str(out / "machine.toml")))
+    assert other["predicted_ns"] != checks[0]["predicted_ns"]
     machine = (out / "machine.toml").read_text()
     assert "uncertainty (over 2 runs" in machine and "L_std" in machine and (out / "machine.samples.csv").exists()
     assert s["output_diff"] == []

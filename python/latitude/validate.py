@@ -18,8 +18,10 @@ repeated and combined by per-size medians (``--calib-repeat``). A trace is one s
 application's computation, which varies from run to run on a busy node; with ``--traces N``
 the application is traced N times and the trace whose ΔL = 0 prediction is the median is
 used. Every trace's prediction at ΔL = 0 is also compared with that traced run's own runtime
-(same span): the difference is the model's and the calibration's error on that very run,
-free of the run-to-run variation that the injected runs' comparison includes.
+(same span), priced with the machine the traced runs saw (calibrated under the tracer, or
+``--traced-machine``; latitude.validate_machine): the difference is the model's and the
+calibration's error on that very run, free of the run-to-run variation that the injected
+runs' comparison includes.
 With a posterior of the machine's parameters (``--posterior F`` from ``calibrate --bayes``,
 or ``--bayes``: sampled from this validation's own calibration) every ΔL also gets the 95 %
 posterior predictive band of one run: θᵢ drawn from the posterior, Tᵢ = T(θᵢ, Lᵢ + ΔL) by one
@@ -53,7 +55,6 @@ import csv
 import difflib
 import json
 import math
-import os
 import re
 import shutil
 import time
@@ -62,8 +63,9 @@ from pathlib import Path
 
 from latitude import inject, launcher, loggp_fit, traced_run, tracer
 from latitude.errors import InputError, ToolError
-from latitude.outputs import open_atomic, write_text
+from latitude.outputs import open_atomic
 from latitude.units import parse_range, parse_time
+from latitude.validate_machine import launcher_part, machine_params, traced_machine_params
 
 # stdout lines that report times differ between runs; everything else must be identical
 _TIMING = re.compile(
@@ -98,6 +100,7 @@ class ValidateOptions:
     reps: int = 5
     outdir: Path = Path("latitude-validate")
     machine: str | None = None  # machine file; None: calibrate under the injector
+    traced_machine: str | None = None  # the traced runs' machine; None: calibrate under the tracer
     trace_dir: Path | None = None  # an existing trace of the same run (skips tracing)
     calib_sizes: tuple = ()
     calib_batches: int = 11
@@ -263,58 +266,6 @@ def trace_run(launch: inject.Launch, outdir: Path, timeout: float | None) -> lau
     return run
 
 
-def machine_params(launch: inject.Launch, opts: ValidateOptions, outdir: Path):
-    """(Params, path of the machine file, (measurements, fit, protocol classes) or None): --machine, or
-    calibrate under the injector."""
-    from latitude import calibrate, protocol_fit
-    from latitude.params import Params
-
-    if opts.machine:
-        return Params.from_machine(opts.machine), Path(opts.machine), None
-    lib = inject.build_with_spinner(launch, inject.INJECT_LIB)
-    # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
-    calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
-    m, command = calibrate.measure(
-        calib_launch,
-        opts.calib_sizes or calibrate.DEFAULT_SIZES,
-        opts.calib_batches,
-        opts.calib_iters,
-        lib,
-        repeat=opts.calib_repeat,
-    )
-    f = loggp_fit.fit(m)
-    # the ΔL grid is added to L, so an L not separable from the injector's own per-message
-    # work is run with L = 0 (and said so) rather than stopping the validation
-    if loggp_fit.require_identified(f, allow_zero=True):
-        inject.log("warning: " + f.notes[-1])
-    path = outdir / "machine.toml"
-    samples = outdir / "machine.samples.csv"
-    calibrate.write_samples(m.runs or [m], str(samples))
-    # protocol size classes (docs/model.md §1), e.g. a rendezvous set-up beyond L, when the
-    # calibration shows them (protocol_fit says so in its note otherwise)
-    classes = protocol_fit.fit_classes(m, f)
-    inject.log(classes.notes[-1])
-    text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
-    write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
-    return Params.from_machine(str(path)), path, (m, f, classes)
-
-
-def launcher_part(argv: list[str]) -> list[str]:
-    """argv up to the program: the first later word that is an executable file (a path or
-    a name on PATH) and not the value of an option."""
-    for i in range(1, len(argv)):
-        a = argv[i]
-        if a.startswith("-") or "=" in a:
-            continue
-        path = a if os.sep in a else shutil.which(a)
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return argv[:i]
-    raise InputError(
-        " ".join(argv),
-        "cannot tell where the program starts in the launch command (give --machine, or the program as a path)",
-    )
-
-
 def predict(graph, params, deltas: list[float]):
     """(sensitivity over [L₀, L₀ + max ΔL], tolerance from L₀, predicted T and λ_L per ΔL)."""
     L0 = params.L
@@ -418,7 +369,10 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     if opts.machine and (note := loggp_fit.not_under_injector(opts.machine)):
         notes.append(note)
         log("warning: " + note)
-    checks = trace_checks(trace_dirs, params)
+    traced_params, source = traced_machine_params(launch, opts, outdir, params)
+    notes.append(f"traced runs' machine (the ΔL = 0 check of each trace): {traced_params.describe()} ({source})")
+    log(notes[-1])
+    checks = trace_checks(trace_dirs, traced_params)
     chosen = median_trace(checks)
     trace_dir = next(d for d in trace_dirs if d.name == chosen["trace"])
     for c in checks:

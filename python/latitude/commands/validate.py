@@ -24,7 +24,8 @@ Steps: trace the program once (ΔL = 0; --traces N: N times, the median one is u
 calibrate the machine under the injector (unless --machine; --calib-repeat runs combined by
 per-size medians), predict T(L₀ + ΔL) over the grid, run the program under the injector --reps times
 per ΔL, and report the measured mean ± std against the prediction and the RRMSE, and the
-prediction at ΔL = 0 against the traced run's own runtime (the model's error on that run). Writes
+prediction at ΔL = 0 against the traced run's own runtime (the model's error on that run,
+priced with the machine the traced runs saw: calibrated under the tracer, or --traced-machine). Writes
 DIR/validation.csv (delta_L_us, predicted_us, mean_us, std_us, ...), DIR/runs.csv (every
 run), DIR/validation.json and DIR/validation.png. With --posterior F (or --bayes) each ΔL also
 gets the 95 % posterior predictive band of one run and the share of measured points inside
@@ -52,6 +53,12 @@ def register(subparsers) -> None:
         "-o", "--output", default="latitude-validate", metavar="DIR", help="output directory (default %(default)s)"
     )
     p.add_argument("--machine", metavar="TOML", help="machine file instead of calibrating")
+    p.add_argument(
+        "--traced-machine",
+        metavar="TOML",
+        help="machine the traced runs saw (calibrate --under-tracer), for each trace's ΔL = 0 check against "
+        "its own run (default: calibrated under the tracer when validate calibrates, else --machine)",
+    )
     p.add_argument("--trace", metavar="DIR", help="use this trace of the same command instead of tracing")
     p.add_argument(
         "--traces",
@@ -126,6 +133,7 @@ def run(args) -> int:
         reps=args.reps,
         outdir=Path(args.output),
         machine=args.machine,
+        traced_machine=args.traced_machine,
         trace_dir=Path(args.trace) if args.trace else None,
         calib_sizes=parse_sizes(args.calib_sizes) if args.calib_sizes else calib.DEFAULT_SIZES,
         check_output=not args.no_check_output,
