@@ -27,37 +27,45 @@ from latitude.outputs import write_text
 def machine_params(launch: inject.Launch, opts, outdir: Path):
     """(Params, path of the machine file, (measurements, fit, protocol classes) or None): --machine, or
     calibrate under the injector."""
-    from latitude import calibrate, protocol_fit
+    from latitude import calibrate
     from latitude.params import Params
 
     if opts.machine:
         return Params.from_machine(opts.machine), Path(opts.machine), None
-    lib = inject.build_with_spinner(launch, inject.INJECT_LIB)
-    # measure with the application's own launcher (ranks 0 and 1, placed as its ranks are)
+    m, command, f, classes = _calibrated(
+        launch, opts, injector_lib=inject.build_with_spinner(launch, inject.INJECT_LIB)
+    )
+    path = outdir / "machine.toml"
+    samples = outdir / "machine.samples.csv"
+    calibrate.write_samples(m.runs or [m], str(samples))
+    inject.log(classes.notes[-1])
+    text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
+    write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
+    return Params.from_machine(str(path)), path, (m, f, classes)
+
+
+def _calibrated(launch: inject.Launch, opts, injector_lib=None, tracer_lib=None):
+    """Measure with the application's own launcher (ranks 0 and 1, placed as its ranks are),
+    under the injector or the tracer, and fit: (measurements, command, fit, protocol size
+    classes — e.g. a rendezvous set-up beyond L, when the calibration shows them)."""
+    from latitude import calibrate, protocol_fit
+
     calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
     m, command = calibrate.measure(
         calib_launch,
         opts.calib_sizes or calibrate.DEFAULT_SIZES,
         opts.calib_batches,
         opts.calib_iters,
-        lib,
+        injector_lib,
         repeat=opts.calib_repeat,
+        tracer_lib=tracer_lib,
     )
     f = loggp_fit.fit(m)
-    # the ΔL grid is added to L, so an L not separable from the injector's own per-message
-    # work is run with L = 0 (and said so) rather than stopping the validation
+    # the ΔL grid is added to L, so an L not separable from the tools' own per-message work
+    # is run with L = 0 (and said so) rather than stopping the validation
     if loggp_fit.require_identified(f, allow_zero=True):
         inject.log("warning: " + f.notes[-1])
-    path = outdir / "machine.toml"
-    samples = outdir / "machine.samples.csv"
-    calibrate.write_samples(m.runs or [m], str(samples))
-    # protocol size classes (docs/model.md §1), e.g. a rendezvous set-up beyond L, when the
-    # calibration shows them (protocol_fit says so in its note otherwise)
-    classes = protocol_fit.fit_classes(m, f)
-    inject.log(classes.notes[-1])
-    text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
-    write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
-    return Params.from_machine(str(path)), path, (m, f, classes)
+    return m, command, f, protocol_fit.fit_classes(m, f)
 
 
 def launcher_part(argv: list[str]) -> list[str]:
@@ -80,26 +88,13 @@ def traced_machine_params(launch: inject.Launch, opts, outdir: Path, injected):
     """(Params, where they came from) for the ΔL = 0 check against the traced runs:
     --traced-machine; else, when validate calibrates itself, a calibration under the tracer
     (DIR/machine-traced.toml); else --machine's (`injected`, the same Params), with a note."""
-    from latitude import calibrate, protocol_fit
     from latitude.params import Params
 
     if opts.traced_machine:
         return Params.from_machine(opts.traced_machine), opts.traced_machine
     if opts.machine:
         return injected, f"{opts.machine} (no --traced-machine: the injected runs' machine)"
-    lib = inject.build_with_spinner(launch, tracer.LIB_NAME)
-    calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
-    m, command = calibrate.measure(
-        calib_launch,
-        opts.calib_sizes or calibrate.DEFAULT_SIZES,
-        opts.calib_batches,
-        opts.calib_iters,
-        repeat=opts.calib_repeat,
-        tracer_lib=lib,
-    )
-    f = loggp_fit.fit(m)
-    loggp_fit.require_identified(f, allow_zero=True)
-    classes = protocol_fit.fit_classes(m, f)
+    _, command, f, classes = _calibrated(launch, opts, tracer_lib=inject.build_with_spinner(launch, tracer.LIB_NAME))
     path = outdir / "machine-traced.toml"
     text = loggp_fit.to_toml(f, command, tracer=True)
     write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
