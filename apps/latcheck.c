@@ -160,11 +160,22 @@ static void eager_and_replace(MPI_Comm comm)
         return;
     int peer = 1 - rank;
     if (rank == 0) {
-        double t = now_us();
-        for (int i = 0; i < 8; i++)
+        /* the median of 8 sends: a send held for ΔL makes every one of them take ΔL, while one
+         * send preempted by the machine (45 µs once for all 8 in a CI run) leaves it alone */
+        double dt[8];
+        for (int i = 0; i < 8; i++) {
+            double t = now_us();
             send_msg(1, 11, i, comm);
-        double dt = now_us() - t;
-        check(delta_us < 20 || dt < delta_us / 2, "eager sends delayed", dt, delta_us / 2);
+            dt[i] = now_us() - t;
+        }
+        for (int i = 1; i < 8; i++) /* insertion sort of 8 */
+            for (int j = i; j > 0 && dt[j] < dt[j - 1]; j--) {
+                double x = dt[j];
+                dt[j] = dt[j - 1];
+                dt[j - 1] = x;
+            }
+        double median = (dt[3] + dt[4]) / 2;
+        check(delta_us < 20 || median < delta_us / 2, "eager sends delayed (median of 8)", median, delta_us / 2);
     } else {
         MPI_Status st;
         struct msg m;
