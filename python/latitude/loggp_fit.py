@@ -344,16 +344,23 @@ def _two_states(runs: list[Measurements]) -> list[str]:
     group, and a traced run in the other state is mispriced by the difference."""
     if len(runs) < 3:
         return []
-    sizes = set.intersection(*(set(r.pingpong) for r in runs))
-    med = {s: statistics.median(r.pingpong[s][1] for r in runs) for s in sizes}
-    speed = sorted(
-        (statistics.median(r.pingpong[s][1] / med[s] for s in sizes if med[s] > 0), i) for i, r in enumerate(runs)
+    med = {
+        s: statistics.median(r.pingpong[s][1] for r in runs)
+        for s in set.intersection(*map(set, (r.pingpong for r in runs)))
+    }
+    sizes = [s for s, m in med.items() if m > 0]
+    if not sizes:
+        return []
+    speed = sorted((statistics.median(r.pingpong[s][1] / med[s] for s in sizes), i) for i, r in enumerate(runs))
+    ratio, cut = max(
+        ((b[0] / a[0], k + 1) for k, (a, b) in enumerate(zip(speed, speed[1:])) if a[0] > 0), default=(0, 0)
     )
-    ratio, cut = max((b[0] / a[0], k + 1) for k, (a, b) in enumerate(zip(speed, speed[1:])) if a[0] > 0)
     if ratio < TWO_STATES:
         return []
     slow = sorted(i + 1 for _, i in speed[cut:])
     fast = statistics.median(v for v, _ in speed[:cut])
+    if fast <= 0:  # runs whose round trips read 0 (a broken samples file): no states to name
+        return []
     return [
         f"the runs fall into two machine states: run{'s' * (len(slow) > 1)} {', '.join(map(str, slow))} of "
         f"{len(runs)} {statistics.median(v for v, _ in speed[cut:]) / fast:.1f}× slower than the others "
