@@ -98,6 +98,13 @@ static inline void app_args(int argc, char **argv, const char *usage)
 }
 
 /* Wall clock without an MPI call (so --report-calls counts stay what the trace holds). */
+/* qsort's comparison of doubles, ascending */
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static inline double now_s(void)
 {
     struct timespec ts;

@@ -138,12 +138,6 @@ static double one_rep(const char *pattern, char *out, char *in, int n, int peer,
     return (unsigned char)in[it % n];
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* one repetition straight to MPI (--versus-mpi): the PMPI_ twins of one_rep's calls */
 static double direct_rep(const char *pattern, char *out, char *in, int n, int peer, long work, long it)
 {

@@ -168,12 +168,7 @@ static void eager_and_replace(MPI_Comm comm)
             send_msg(1, 11, i, comm);
             dt[i] = now_us() - t;
         }
-        for (int i = 1; i < 8; i++) /* insertion sort of 8 */
-            for (int j = i; j > 0 && dt[j] < dt[j - 1]; j--) {
-                double x = dt[j];
-                dt[j] = dt[j - 1];
-                dt[j - 1] = x;
-            }
+        qsort(dt, 8, sizeof dt[0], cmp_double);
         double median = (dt[3] + dt[4]) / 2;
         check(delta_us < 20 || median < delta_us / 2, "eager sends delayed (median of 8)", median, delta_us / 2);
     } else {
