@@ -368,6 +368,28 @@ def test_inject_json_report(ompi_apps):
     assert "runtime" in out.stderr
 
 
+def test_busy_time_leaves_out_the_waits(ompi_apps):
+    """rank_busy_ns is each rank's span outside the injector's waiting loops: it holds the
+    program's own computation (halo2d --report-compute times its sweeps), and ΔL = 1 ms, which
+    adds tens of ms of waiting to the span, leaves it about where it was (the sweeps may slow
+    down a little after longer waits, docs/validation.md)."""
+    runs = {}
+    for delta in ("0", "1ms"):
+        out = inject(
+            [*ompi(2), ompi_apps / "halo2d", "--iters", "20", "--nx", "512", "--ny", "512", "--report-compute"],
+            "--delta-L", delta, "--json",
+        )  # fmt: skip
+        s = check("inject", json.loads(out.stdout))
+        own = {int(r): float(t) * 1e9 for r, t in re.findall(r"compute_s rank=(\d+) (\S+)", out.stderr)}
+        assert len(own) == 2 and len(s["rank_busy_ns"]) == 2, out.stderr
+        for rank, busy in enumerate(s["rank_busy_ns"]):
+            assert 0.99 * own[rank] < busy < s["rank_span_ns"][rank], (rank, own, s)
+        runs[delta] = s
+    grown = max(runs["1ms"]["rank_span_ns"]) - max(runs["0"]["rank_span_ns"])
+    busy_grown = max(runs["1ms"]["rank_busy_ns"]) - max(runs["0"]["rank_busy_ns"])
+    assert grown > 20e6 and busy_grown < 0.25 * grown, runs
+
+
 @pytest.mark.parametrize(
     "opts,where",
     [

@@ -147,6 +147,27 @@ def test_trace_run_writes_compressed_and_replaces_a_plain_trace(ompi_apps, tmp_p
     assert c["traced_ns"] == tracer.traced_runtime_ns(out) and c["predicted_ns"] > 0
 
 
+def test_computation_drift_by_hand():
+    """drift(ΔL) = the largest rank's busy time (mean over runs) minus the same at the
+    smallest ΔL; RRMSE_drift measures the means against predicted + drift."""
+    from latitude import validate_drift
+
+    # ΔL = 0: busy maxima 50 and 70 → 60; ΔL = 10 µs: 80 and 100 → 90 (drift +30)
+    p0 = validate.Point(0, 100.0, 1, [110, 90], [[50, 40], [70, 10]])
+    p1 = validate.Point(10_000, 200.0, 1, [230, 230], [[80, 20], [5, 100]])
+    d = validate_drift.drift([p1, p0])
+    assert d["reference_delta_L_us"] == 0
+    assert [r["growth_us"] * 1e3 for r in d["points"]] == [30, 0]
+    assert d["points"][0]["growth_pct"] == pytest.approx(50)
+    # measured means 100 and 230 against 100 + 0 and 200 + 30: no error left
+    assert d["rrmse_with_drift"] == 0
+    assert validate.rrmse([p0, p1])[1] == pytest.approx((30**2 / 2) ** 0.5 / 165)
+    assert "+50.0 %" in validate_drift.note(d, 0.1)
+    # a run without busy times (an injector report without wait_ns): no drift claimed
+    assert validate_drift.drift([p0, validate.Point(1, 2.0, 1, [3])]) is None
+    assert validate_drift.note(None, 0.1) is None
+
+
 def test_validate_short(ompi_apps, tmp_path):
     """The CI version of the study: CG, 3 ΔL points, 2 runs each; RRMSE under a loose 15 %
     (the study's bound is 2 % on a quiet machine, docs/validation.md); the posterior band
@@ -239,6 +260,13 @@ def test_validate_short(ompi_apps, tmp_path):
     machine = (out / "machine.toml").read_text()
     assert "uncertainty (over 2 runs" in machine and "L_std" in machine and (out / "machine.samples.csv").exists()
     assert s["output_diff"] == []
+    # the computation's change with ΔL, from the injector's busy times: every point measured,
+    # and busy time a real share of each run (CG computes, then waits at every allreduce)
+    drift = s["computation_drift"]
+    assert [r["delta_L_us"] for r in drift["points"]] == [p["delta_L_us"] for p in s["points"]]
+    for r, p in zip(drift["points"], s["points"]):
+        assert 0.05 * p["mean_us"] < r["busy_us"] < p["max_us"], (r, p)
+    assert drift["points"][0]["growth_us"] == 0 and drift["rrmse_with_drift"] >= 0
     # the posterior of the calibration (--bayes): a band per point, holding its median, and the shares
     post = s["posterior"]
     assert post["path"] == str(out / "machine.posterior.csv") and (out / "machine.posterior.csv").exists()

@@ -117,6 +117,14 @@ class RunResult:
     def total(self, key: str) -> int:
         return sum(int(r.counters.get(key, 0)) for r in self.ranks)
 
+    @property
+    def busy_ns(self) -> list[int] | None:
+        """Per rank, its span outside the injector's waiting loops: its computation and the
+        calls that do not wait (None from an injector that did not measure it)."""
+        if not all("wait_ns" in r.counters for r in self.ranks):
+            return None
+        return [max(0, r.span_ns - int(r.counters["wait_ns"])) for r in self.ranks]
+
 
 def read_reports(directory: Path) -> list[RankReport]:
     """The per-rank reports the injector wrote into `directory`."""

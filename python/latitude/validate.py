@@ -61,7 +61,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import inject, launcher, loggp_fit, traced_run, tracer
+from latitude import inject, launcher, loggp_fit, traced_run, tracer, validate_drift
 from latitude.errors import InputError, ToolError
 from latitude.outputs import open_atomic
 from latitude.units import parse_range, parse_time
@@ -123,6 +123,7 @@ class Point:
     predicted_ns: float
     lambda_L: int
     runs_ns: list[int] = field(default_factory=list)
+    busy_ns: list[list[int]] = field(default_factory=list)  # per run, each rank's (validate_drift)
     band: dict | None = None  # posterior predictive of one run (latitude.bayes.predictive_band), ns
 
     @property
@@ -189,6 +190,7 @@ class Validation:
     trace_checks: list = field(default_factory=list)
     output_diff: list = field(default_factory=list)  # the first differing run's first lines
     posterior: dict | None = None  # path, draws, shares inside the band (points carry the band)
+    drift: dict | None = None  # the computation's change with ΔL (validate_drift)
 
     def summary(self) -> dict:
         return {
@@ -204,6 +206,7 @@ class Validation:
             "files": self.files,
             "notes": self.notes,
             "trace_checks": self.trace_checks,
+            "computation_drift": self.drift,
         } | ({"posterior": self.posterior} if self.posterior else {})
 
 
@@ -332,6 +335,8 @@ def run_grid(
             opts = inject.InjectOptions.for_machine(params, p.delta_ns)
             res = inject.run_injected(launch, opts, lib, timeout=timeout)
             p.runs_ns.append(res.runtime_ns)
+            if res.busy_ns is not None:
+                p.busy_ns.append(res.busy_ns)
             if output is not None:
                 output.check(res.stdout, f"run {rep + 1} at ΔL = {p.delta_ns / 1e3:g} µs")
             done += 1
@@ -399,6 +404,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     v = Validation(points, params, rmse, rel, trace_dir, mpath, {}, same, params.L, notes, sens, tol, checks)
     if output:
         v.output_diff = output.diff
+    v.drift = validate_drift.drift(points)
     if post is not None:
         log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
         v.posterior = {"path": str(opts.posterior or outdir / "machine.posterior.csv")}
@@ -535,6 +541,8 @@ def table(v: Validation) -> str:
         f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
         f"{len(v.points[0].runs_ns)} runs)"
     )
+    if line := validate_drift.note(v.drift, v.rrmse):
+        out.append(line)
     if v.posterior:
         pst = v.posterior
         out.append(

@@ -172,6 +172,10 @@ uint64_t ij_delta(const struct ij_comm *c, int peer);
  * progress call made for another request (Open MPI's shared-memory single copy), which
  * made the gap between two polls of the receive far longer than a waiting loop's. */
 extern uint64_t ij_loop;
+/* ticks spent inside outermost waiting loops: the rest of a rank's span is its computation
+ * and the calls that do not wait (reported as wait_ns; latitude validate compares it between
+ * ΔL, since the model keeps computation fixed) */
+extern uint64_t ij_wait_ticks;
 uint64_t ij_loop_enter(void);         /* returns what ij_loop_leave restores */
 void ij_loop_leave(uint64_t outer);
 

@@ -215,7 +215,10 @@ static void start(int thread_level)
     ij.active = 1;
     PMPI_Barrier(MPI_COMM_WORLD);
     ij.t_init_end = ij_now();
+    ij_wait_ticks = 0;
 }
+
+static uint64_t wait_ticks_at_fin; /* the span's waiting (finalize's own reaping excluded) */
 
 static void write_report(void)
 {
@@ -236,7 +239,8 @@ static void write_report(void)
             "recvs %llu\nsends %llu\nrendezvous %llu\nfins %llu\ncollectives %llu\n"
             "probes %llu\nexact_one_way %llu\nheld_ns %llu\ncollectives_passed_through %llu\n"
             "clock_offset_ns %lld\nsend_wait_ns %llu\nrecv_wait_ns %llu\npair_delta %d\n"
-            "held_rule_ns %llu\nsend_held_ns %llu\nunsuccessful_tests %llu\ntick_ps %llu\n",
+            "held_rule_ns %llu\nsend_held_ns %llu\nunsuccessful_tests %llu\ntick_ps %llu\n"
+            "wait_ns %llu\n",
             ij.rank, ij.size, host, (unsigned long long)ij.delta,
             (unsigned long long)ij.eager_limit, (unsigned long long)ij.t_init_end,
             (unsigned long long)ij.t_fin_start,
@@ -248,7 +252,8 @@ static void write_report(void)
             (long long)ij.clock_offset, (unsigned long long)ij.send_ns,
             (unsigned long long)ij.recv_ns, ij.pair_delta != NULL,
             (unsigned long long)ij.held_rule_ns, (unsigned long long)ij.send_held_ns,
-            (unsigned long long)ij.n_unsuccessful, (unsigned long long)(ij_ns_per_tick * 1000 + 0.5));
+            (unsigned long long)ij.n_unsuccessful, (unsigned long long)(ij_ns_per_tick * 1000 + 0.5),
+            (unsigned long long)(wait_ticks_at_fin * ij_ns_per_tick + 0.5));
     fclose(f);
 }
 
@@ -287,6 +292,7 @@ int MPI_Finalize(void)
 {
     if (ij.active) {
         ij.t_fin_start = ij_now();
+        wait_ticks_at_fin = ij_wait_ticks;
         ij.active = 0;
         /* every rank's outstanding timestamp/FIN sends must finish before the shadows go */
         ij_reap(1);

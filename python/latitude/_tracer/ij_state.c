@@ -12,6 +12,8 @@
 struct ij_state ij = {.eager_limit = UINT64_MAX, .coll = 1};
 
 uint64_t ij_loop;
+uint64_t ij_wait_ticks;
+static uint64_t loop_start; /* ticks when the outermost waiting loop began */
 
 int ij_tsc;
 double ij_ns_per_tick = 1.0;
@@ -21,12 +23,19 @@ uint64_t ij_loop_enter(void)
 {
     static uint64_t loops;
     uint64_t outer = ij_loop;
-    if (!outer)
+    if (!outer) {
         ij_loop = ++loops;
+        loop_start = ij_ticks();
+    }
     return outer;
 }
 
-void ij_loop_leave(uint64_t outer) { ij_loop = outer; }
+void ij_loop_leave(uint64_t outer)
+{
+    if (!outer && ij_loop)
+        ij_wait_ticks += ij_ticks() - loop_start;
+    ij_loop = outer;
+}
 
 void ij_fatal(const char *fmt, ...)
 {

@@ -198,6 +198,7 @@ def _summary(res: inject.RunResult, opts: inject.InjectOptions) -> dict:
         "eager_limit": opts.eager_limit,
         "runtime_ns": res.runtime_ns,
         "rank_span_ns": [r.span_ns for r in res.ranks],
+        "rank_busy_ns": res.busy_ns,
         "ranks": len(res.ranks),
         "wall_s": round(res.wall_s, 3),
         "launcher_status": res.returncode,
