@@ -180,16 +180,30 @@ def posterior_row(s: dict) -> dict:
         "points": len(s["points"]),
         "runs_per_point": s["points"][0]["runs"],
         "draws": post["draws"] if post else None,
-    } | drift_cells(s.get("computation_drift"))
+    } | drift_cells(s)
 
 
-def drift_cells(d: dict | None) -> dict:
-    """The computation's change from the smallest to the largest ΔL (the injector's busy time,
-    latitude.validate_drift) and the RRMSE with it added to the predictions."""
+def drift_cells(s: dict) -> dict:
+    """From the smallest to the largest ΔL: the computation's change (the largest rank's busy
+    time, latitude.validate_drift), and the model's growth against the runs' without and with
+    that change added (growths, so an offset at ΔL = 0 does not mix in)."""
+    d = s.get("computation_drift")
     if not d:
-        return {"drift_pct": None, "rrmse_drift_pct": None}
-    last = max(d["points"], key=lambda r: r["delta_L_us"])
-    return {"drift_pct": last["growth_pct"], "rrmse_drift_pct": 100 * d["rrmse_with_drift"]}
+        return {"drift_pct": None, "growth_ms": None, "growth_se_ms": None, "growth_error_pct": None,
+                "with_drift_growth_error_pct": None}  # fmt: skip
+    pts = sorted(s["points"], key=lambda p: p["delta_L_us"])
+    busy = sorted(d["points"], key=lambda p: p["delta_L_us"])
+    drift_us = busy[-1]["busy_us"] - busy[0]["busy_us"]
+    growth = pts[-1]["mean_us"] - pts[0]["mean_us"]
+    model = pts[-1]["predicted_us"] - pts[0]["predicted_us"]
+    se = math.sqrt(sum(p["std_us"] ** 2 / p["runs"] for p in (pts[0], pts[-1])))
+    return {
+        "drift_pct": 100 * drift_us / busy[0]["busy_us"],
+        "growth_ms": growth / 1e3,
+        "growth_se_ms": se / 1e3,
+        "growth_error_pct": 100 * (model / growth - 1),
+        "with_drift_growth_error_pct": 100 * ((model + drift_us) / growth - 1),
+    }
 
 
 def _pct(x, met=None) -> str:
@@ -202,18 +216,24 @@ def _signed(x, met) -> str:
     return "–" if x is None else f"{x:+.2f} %" + ("" if met is None else " ✓" if met else " ✗")
 
 
+def _growth(r: dict) -> str:
+    return "–" if r.get("growth_ms") is None else f"{r['growth_ms']:.0f} ± {r['growth_se_ms']:.0f}"
+
+
 def posterior_table(rows: list) -> str:
     head = (
         f"| app | RRMSE (target ≤ {RRMSE_TARGET_PCT:g} % or the noise floor) | noise floor | measured means inside "
         f"the 95 % band (target ≥ {100 * INSIDE_TARGET:g} %) | single runs inside | ΔL = 0 vs its own traced run "
-        f"(target ±{TRACED_TARGET_PCT:g} %) | computation, largest ΔL vs smallest | RRMSE with that added "
-        "|\n|---|---:|---:|---:|---:|---:|---:|---:|"
+        f"(target ±{TRACED_TARGET_PCT:g} %) | computation, largest ΔL vs smallest | the runs' growth to the largest "
+        "ΔL (ms ± se) | the model's vs the runs' | with the computation's change added "
+        "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [
         f"| {r['app']} | {_pct(r['rrmse_pct'], r['rrmse_target_met'])} | {_pct(r['noise_floor_pct'])} "
         f"| {_pct(r['inside_pct'], r['inside_target_met'])} | {_pct(r['runs_inside_pct'])} "
         f"| {_signed(r['traced_error_pct'], r['traced_target_met'])} | {_signed(r.get('drift_pct'), None)} "
-        f"| {_pct(r.get('rrmse_drift_pct'))} |"
+        f"| {_growth(r)} | {_signed(r.get('growth_error_pct'), None)} "
+        f"| {_signed(r.get('with_drift_growth_error_pct'), None)} |"
         for r in rows
     ]
     return "\n".join([head, *lines])

@@ -390,6 +390,43 @@ def test_busy_time_leaves_out_the_waits(ompi_apps):
     assert grown > 20e6 and busy_grown < 0.25 * grown, runs
 
 
+PROBE_WAIT = r"""
+#include <mpi.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv)
+{
+    int rank, x = 7;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        double end = now() + 0.05; /* 50 ms of work before the message */
+        while (now() < end)
+            ;
+        MPI_Send(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
+    } else {
+        MPI_Status st;
+        MPI_Probe(0, 3, MPI_COMM_WORLD, &st); /* waits the 50 ms */
+        MPI_Recv(&x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_busy_time_leaves_out_a_blocking_probe(tmp_path):
+    """A rank waiting 50 ms in MPI_Probe is not busy for those 50 ms; its sender is."""
+    import subprocess
+
+    src = tmp_path / "probewait.c"
+    src.write_text(PROBE_WAIT)
+    subprocess.run([OMPI_CC, "-O2", "-o", str(tmp_path / "probewait"), str(src)], check=True)
+    s = json.loads(inject([*ompi(2), tmp_path / "probewait"], "--delta-L", "0", "--json").stdout)
+    sender, prober = s["rank_busy_ns"]
+    assert s["rank_span_ns"][1] > 45e6 and prober < 10e6 and sender > 45e6, s
+
+
 @pytest.mark.parametrize(
     "opts,where",
     [

@@ -148,24 +148,26 @@ def test_trace_run_writes_compressed_and_replaces_a_plain_trace(ompi_apps, tmp_p
 
 
 def test_computation_drift_by_hand():
-    """drift(ΔL) = the largest rank's busy time (mean over runs) minus the same at the
-    smallest ΔL; RRMSE_drift measures the means against predicted + drift."""
+    """drift = the largest rank's busy time (mean over runs) minus the same at the smallest
+    ΔL; the model's growth is compared with the runs' without and with it."""
     from latitude import validate_drift
 
-    # ΔL = 0: busy maxima 50 and 70 → 60; ΔL = 10 µs: 80 and 100 → 90 (drift +30)
+    # ΔL = 0: busy maxima 50 and 70 → 60; ΔL = 10 µs: 80 and 100 → 90 (drift +30 ns, +50 %)
     p0 = validate.Point(0, 100.0, 1, [110, 90], [[50, 40], [70, 10]])
     p1 = validate.Point(10_000, 200.0, 1, [230, 230], [[80, 20], [5, 100]])
     d = validate_drift.drift([p1, p0])
-    assert d["reference_delta_L_us"] == 0
-    assert [r["growth_us"] * 1e3 for r in d["points"]] == [30, 0]
-    assert d["points"][0]["growth_pct"] == pytest.approx(50)
-    # measured means 100 and 230 against 100 + 0 and 200 + 30: no error left
-    assert d["rrmse_with_drift"] == 0
-    assert validate.rrmse([p0, p1])[1] == pytest.approx((30**2 / 2) ** 0.5 / 165)
-    assert "+50.0 %" in validate_drift.note(d, 0.1)
-    # a run without busy times (an injector report without wait_ns): no drift claimed
+    assert d["reference_delta_L_us"] == 0 and [r["delta_L_us"] for r in d["points"]] == [0, 10]
+    last = d["points"][-1]
+    assert last["drift_us"] * 1e3 == pytest.approx(30) and last["drift_pct"] == pytest.approx(50)
+    # the runs grew by 130, the model by 100 (−23 %), the model plus the drift by 130 (0 %)
+    assert last["growth_us"] * 1e3 == pytest.approx(130) and last["model_growth_us"] * 1e3 == pytest.approx(100)
+    assert d["model_growth_error_pct"] == pytest.approx(100 * (100 / 130 - 1))
+    assert d["with_drift_growth_error_pct"] == pytest.approx(0, abs=1e-9)
+    line = validate_drift.note(d)
+    assert "+50.0 %" in line and "(-23.1 %)" in line and "(+0.0 %)" in line, line
+    # a run without busy times (an injector report without wait_ns), or one ΔL: no claim
     assert validate_drift.drift([p0, validate.Point(1, 2.0, 1, [3])]) is None
-    assert validate_drift.note(None, 0.1) is None
+    assert validate_drift.drift([p0]) is None and validate_drift.note(None) is None
 
 
 def test_validate_short(ompi_apps, tmp_path):
@@ -266,7 +268,8 @@ def test_validate_short(ompi_apps, tmp_path):
     assert [r["delta_L_us"] for r in drift["points"]] == [p["delta_L_us"] for p in s["points"]]
     for r, p in zip(drift["points"], s["points"]):
         assert 0.05 * p["mean_us"] < r["busy_us"] < p["max_us"], (r, p)
-    assert drift["points"][0]["growth_us"] == 0 and drift["rrmse_with_drift"] >= 0
+        assert r["model_growth_us"] == pytest.approx(p["predicted_us"] - s["points"][0]["predicted_us"])
+    assert drift["points"][0]["drift_us"] == 0 and "with_drift_growth_error_pct" in drift
     # the posterior of the calibration (--bayes): a band per point, holding its median, and the shares
     post = s["posterior"]
     assert post["path"] == str(out / "machine.posterior.csv") and (out / "machine.posterior.csv").exists()

@@ -541,7 +541,7 @@ def table(v: Validation) -> str:
         f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
         f"{len(v.points[0].runs_ns)} runs)"
     )
-    if line := validate_drift.note(v.drift, v.rrmse):
+    if line := validate_drift.note(v.drift):
         out.append(line)
     if v.posterior:
         pst = v.posterior

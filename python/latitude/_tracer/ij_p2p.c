@@ -258,7 +258,7 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
         return PMPI_Probe(src, tag, comm, status);
     MPI_Status st;
     int flag = 0, rc;
-    uint64_t last = 0;
+    uint64_t last = 0, t0 = ij_loop ? 0 : ij_ticks(); /* a wait of its own (busy time) */
     for (;;) {
         rc = probe_once(c, src, tag, &flag, &st, last);
         if (flag)
@@ -266,6 +266,8 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
         last = ij_now();
         ij_progress();
     }
+    if (t0)
+        ij_wait_ticks += ij_ticks() - t0;
     if (status != MPI_STATUS_IGNORE)
         *status = st;
     return rc;
