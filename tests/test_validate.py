@@ -237,7 +237,7 @@ def test_validate_short(ompi_apps, tmp_path):
     assert pred[0] < pred[1] < pred[2] and meas[0] < meas[2]
     with open(out / "validation.csv") as f:
         rows = list(csv.DictReader(f))
-    assert {"delta_L_us", "predicted_us", "mean_us", "std_us", "lambda_L"} <= set(rows[0])
+    assert {"delta_L_us", "predicted_us", "mean_us", "std_us", "lambda_L", "busy_us", "drift_us"} <= set(rows[0])
     assert (out / "validation.png").stat().st_size > 10000
     assert (out / "machine.toml").exists() and (out / "traces-1").is_dir() and (out / "traces-2").is_dir()
     # two traces, the median one (the lower of two) used; each prediction at ΔL = 0 against

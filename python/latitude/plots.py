@@ -125,6 +125,15 @@ def runtime_plot(sens, tol, path: str, measured: list[dict] | None = None, title
             lw=0,
             label="95 % predictive band (posterior)",
         )
+    if measured and "with_drift_us" in measured[0]:
+        ax.plot(
+            [m["delta_us"] for m in measured],
+            [m["with_drift_us"] * 1e3 / f for m in measured],
+            "--",
+            color="#7f7f7f",
+            lw=1.3,
+            label="predicted + the computation's measured change",
+        )
     if measured:
         ax.errorbar(
             [m["delta_us"] for m in measured],

@@ -492,6 +492,10 @@ def write_outputs(v: Validation, outdir: Path, title: str) -> dict:
         "plot": str(outdir / "validation.png"),
     }
     rows = [p.row() for p in v.points]
+    if v.drift:  # the computation's change beside each point (CSV columns, a line in the plot)
+        by_delta = {r["delta_L_us"]: r for r in v.drift["points"]}
+        for r in rows:
+            r |= {k: by_delta[r["delta_L_us"]][k] for k in ("busy_us", "drift_us")}
     with open_atomic(files["csv"], "CSV", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -517,6 +521,7 @@ def plot(rows: list[dict], sens, tol, path: str, title: str, share: float | None
     measured = [
         {"delta_us": r["delta_L_us"], "mean_us": r["mean_us"], "std_us": r["std_us"]}
         | ({"band_lo_us": r["band_lo_us"], "band_hi_us": r["band_hi_us"]} if "band_lo_us" in r else {})
+        | ({"with_drift_us": r["predicted_us"] + r["drift_us"]} if "drift_us" in r else {})
         for r in rows
     ]
     band = "" if share is None else f", {100 * share:.0f} % inside the 95 % band"
