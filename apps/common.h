@@ -97,7 +97,6 @@ static inline void app_args(int argc, char **argv, const char *usage)
     }
 }
 
-/* Wall clock without an MPI call (so --report-calls counts stay what the trace holds). */
 /* qsort's comparison of doubles, ascending */
 static inline int cmp_double(const void *a, const void *b)
 {
@@ -105,11 +104,21 @@ static inline int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Wall clock without an MPI call (so --report-calls counts stay what the trace holds). */
 static inline double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Work of a fixed duration whatever the machine's speed or load: a spin on the clock that
+ * keeps the core busy and touches no memory (as MPI's progress loop does while it waits). */
+static inline void spin_ns(double ns)
+{
+    double end = now_s() + 1e-9 * ns;
+    while (now_s() < end)
+        ;
 }
 
 static double app_t0;

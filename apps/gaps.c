@@ -41,13 +41,6 @@ static const char *usage =
     "  --cold        sweep 32 MiB before each repetition: caches cold, as after an application's\n"
     "                own work on large arrays\n";
 
-static void spin(long ns)
-{
-    double end = now_s() + 1e-9 * (double)ns;
-    while (now_s() < end)
-        ;
-}
-
 static int rank, size;
 
 /* --cold: write one byte per cache line of a buffer larger than the last-level cache */
@@ -64,7 +57,7 @@ static void poll_until(MPI_Request *r, long chunk)
     int done = 0;
     C(MPI_Test)(r, &done, MPI_STATUS_IGNORE);
     while (!done) {
-        spin(chunk);
+        spin_ns(chunk);
         C(MPI_Test)(r, &done, MPI_STATUS_IGNORE);
     }
 }
@@ -114,7 +107,7 @@ static void test_cost(long calls, char *buf, int n)
 static double one_rep(const char *pattern, char *out, char *in, int n, int peer, long work, long chunk,
                       long it)
 {
-    spin(work);
+    spin_ns(work);
     if (!strcmp(pattern, "pingpong") || !strcmp(pattern, "poll")) {
         round_trip(out, in, n, peer, pattern[1] == 'o', chunk);
     } else if (!strcmp(pattern, "exchange")) {
@@ -141,7 +134,7 @@ static double one_rep(const char *pattern, char *out, char *in, int n, int peer,
 /* one repetition straight to MPI (--versus-mpi): the PMPI_ twins of one_rep's calls */
 static double direct_rep(const char *pattern, char *out, char *in, int n, int peer, long work, long it)
 {
-    spin(work);
+    spin_ns(work);
     if (!strcmp(pattern, "exchange")) {
         MPI_Request r[2];
         PMPI_Irecv(in, n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &r[0]);
