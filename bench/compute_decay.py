@@ -33,8 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
+from inject_gap import MPIRUN, ROOT, calibrate, latitude, predict
+
 # working sets per rank: L2-resident, CG's (4 arrays of 256 × 514), halo2d's (2 of 512 × 1026),
 # and one no cache holds
 WORKING_SETS_KIB = [512, 4096, 8192, 65536]
@@ -50,10 +50,6 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess:
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}")
     return p
-
-
-def latitude(*args: str) -> str:
-    return run([sys.executable, "-m", "latitude", *args]).stdout
 
 
 def decay(bin_dir: Path, kib: int) -> list[dict]:
@@ -88,9 +84,7 @@ def injected(prog: list[str], machine: Path, delta_us: float) -> dict:
 def program(name: str, prog: list[str], machine: Path, a, tmp: Path) -> dict:
     trace = tmp / f"trace-{name}"
     latitude("trace", "-o", str(trace), "--", *MPIRUN, *prog)
-    p0 = json.loads(latitude("predict", str(trace), "--machine", str(machine), "--json"))
-    L = p0["params"]["L"] + a.delta_L * 1e3
-    pd = json.loads(latitude("predict", str(trace), "--machine", str(machine), "-L", f"{L}ns", "--json"))
+    p0, pd = predict(trace, machine), predict(trace, machine, a.delta_L * 1e3)
     runs: dict[float, list[dict]] = {0.0: [], a.delta_L: []}
     for _ in range(a.reps):
         for d in runs:
@@ -158,13 +152,7 @@ def main() -> None:
         rows = [r for kib in WORKING_SETS_KIB for r in decay(tmp, kib)]
         print("Median stencil sweep after a spin (2 ranks, no communication; ratio to no spin)\n")
         print(decay_table(rows) + "\n")
-        machine = a.machine
-        if machine is None:
-            machine = tmp / "machine.toml"
-            latitude(
-                "calibrate", "--under-injector", "--allow-zero-L", "--repeat", "3", "-o", str(machine),
-                "--", *MPIRUN,
-            )  # fmt: skip
+        machine = a.machine or calibrate(tmp / "machine.toml", "--under-injector")
         progs = []
         for name in [p for p in a.programs.split(",") if p]:
             prog = [str(tmp / PROGRAMS[name][0]), *PROGRAMS[name][1:]]

@@ -184,25 +184,21 @@ def posterior_row(s: dict) -> dict:
 
 
 def drift_cells(s: dict) -> dict:
-    """From the smallest to the largest ΔL: the computation's change (the largest rank's busy
-    time, latitude.validate_drift), and the model's growth against the runs' without and with
-    that change added (growths, so an offset at ΔL = 0 does not mix in)."""
+    """From the smallest to the largest ΔL (latitude.validate_drift's `computation_drift`): the
+    computation's change, the runs' growth with its standard error, and the model's growth
+    against the runs' without and with that change added."""
     d = s.get("computation_drift")
     if not d:
         return {"drift_pct": None, "growth_ms": None, "growth_se_ms": None, "growth_error_pct": None,
                 "with_drift_growth_error_pct": None}  # fmt: skip
-    pts = sorted(s["points"], key=lambda p: p["delta_L_us"])
-    busy = sorted(d["points"], key=lambda p: p["delta_L_us"])
-    drift_us = busy[-1]["busy_us"] - busy[0]["busy_us"]
-    growth = pts[-1]["mean_us"] - pts[0]["mean_us"]
-    model = pts[-1]["predicted_us"] - pts[0]["predicted_us"]
-    se = math.sqrt(sum(p["std_us"] ** 2 / p["runs"] for p in (pts[0], pts[-1])))
+    last = d["points"][-1]  # validate_drift orders them by ΔL
+    ends = [min(s["points"], key=lambda p: p["delta_L_us"]), max(s["points"], key=lambda p: p["delta_L_us"])]
     return {
-        "drift_pct": 100 * drift_us / busy[0]["busy_us"],
-        "growth_ms": growth / 1e3,
-        "growth_se_ms": se / 1e3,
-        "growth_error_pct": 100 * (model / growth - 1),
-        "with_drift_growth_error_pct": 100 * ((model + drift_us) / growth - 1),
+        "drift_pct": last["drift_pct"],
+        "growth_ms": last["growth_us"] / 1e3,
+        "growth_se_ms": math.sqrt(sum(p["std_us"] ** 2 / p["runs"] for p in ends)) / 1e3,
+        "growth_error_pct": d.get("model_growth_error_pct"),
+        "with_drift_growth_error_pct": d.get("with_drift_growth_error_pct"),
     }
 
 
