@@ -335,8 +335,8 @@ def run_grid(
             opts = inject.InjectOptions.for_machine(params, p.delta_ns)
             res = inject.run_injected(launch, opts, lib, timeout=timeout)
             p.runs_ns.append(res.runtime_ns)
-            if res.busy_ns is not None:
-                p.busy_ns.append(res.busy_ns)
+            if (busy := res.busy_ns) is not None:
+                p.busy_ns.append(busy)
             if output is not None:
                 output.check(res.stdout, f"run {rep + 1} at ΔL = {p.delta_ns / 1e3:g} µs")
             done += 1
