@@ -116,6 +116,8 @@ static inline double now_s(void)
  * keeps the core busy and touches no memory (as MPI's progress loop does while it waits). */
 static inline void spin_ns(double ns)
 {
+    if (ns <= 0)
+        return;
     double end = now_s() + 1e-9 * ns;
     while (now_s() < end)
         ;

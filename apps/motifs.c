@@ -11,7 +11,6 @@
 #include "plan.h"
 
 #include <math.h>
-#include <time.h>
 
 static const char *usage =
     "usage: motifs [--seed N] [--check] [--report-calls] PLAN\n"
@@ -59,18 +58,6 @@ static u64 draw(const struct motif *m, u64 seed, u64 job, u64 motif, u64 rank, u
     default: x = exp(log(t) - m->sigma * m->sigma / 2.0 + m->sigma * z);
     }
     return isnan(x) || x <= 0 ? 0 : (u64)round(x);
-}
-
-/* busy computation for ns nanoseconds */
-static void spin(u64 ns)
-{
-    if (!ns)
-        return;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    while ((u64)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)) < ns);
 }
 
 /* ---- one job on this rank ---- */
@@ -143,7 +130,7 @@ static void sweep(struct ctx *c, const struct motif *m)
                 C(MPI_Recv)(c->rbuf, xb, MPI_BYTE, upx + px * cy, TAG_SWEEP_X, c->comm, MPI_STATUS_IGNORE);
             if (upy >= 0 && upy < py)
                 C(MPI_Recv)(c->rbuf, yb, MPI_BYTE, cx + px * upy, TAG_SWEEP_Y, c->comm, MPI_STATUS_IGNORE);
-            spin(m->compute);
+            spin_ns((double)m->compute);
             if (dnx >= 0 && dnx < px)
                 C(MPI_Send)(c->sbuf, xb, MPI_BYTE, dnx + px * cy, TAG_SWEEP_X, c->comm);
             if (dny >= 0 && dny < py)
@@ -177,12 +164,12 @@ static void run_once(struct ctx *c, const struct motif *m, int mi, u64 call)
     int me = c->me, n = c->n, b = (int)m->bytes;
     switch (m->kind) {
     case M_COMPUTE:
-        spin(draw(m, c->seed, (u64)c->index, (u64)mi, (u64)me, call));
+        spin_ns((double)draw(m, c->seed, (u64)c->index, (u64)mi, (u64)me, call));
         return;
     case M_PINGPONG:
         if (me >= n - n % 2)
             return;
-        spin(m->compute);
+        spin_ns((double)m->compute);
         if (me % 2 == 0) {
             C(MPI_Send)(c->sbuf, b, MPI_BYTE, me + 1, TAG_PINGPONG, c->comm);
             C(MPI_Recv)(c->rbuf, b, MPI_BYTE, me + 1, TAG_PINGPONG, c->comm, MPI_STATUS_IGNORE);
@@ -193,7 +180,7 @@ static void run_once(struct ctx *c, const struct motif *m, int mi, u64 call)
         return;
     case M_HALO2D: case M_HALO3D:
         if ((unsigned)me < m->dims[0] * m->dims[1] * m->dims[2]) {
-            spin(m->compute);
+            spin_ns((double)m->compute);
             halo(c, m);
         }
         return;
@@ -204,7 +191,7 @@ static void run_once(struct ctx *c, const struct motif *m, int mi, u64 call)
     default:
         break;
     }
-    spin(m->compute);
+    spin_ns((double)m->compute);
     switch (m->kind) {
     case M_INCAST: incast(c, m); break;
     case M_ALLREDUCE: C(MPI_Allreduce)(c->sbuf, c->rbuf, b, MPI_UNSIGNED_CHAR, MPI_BOR, c->comm); break;
