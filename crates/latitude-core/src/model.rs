@@ -26,6 +26,10 @@
 //!                   above (o_c, l_c named parameters of θ), so costs stay affine.
 //! copy cost (option, `Model::copy`): the named parameter C, the per-byte cost of a local
 //!                   memory copy, prices every calc's copy; without it the copy pays O.
+//! call cost (option, `Model::call`): the named parameter K, the MPI library's own cost of
+//!                   one collective call on one rank beyond its messages: the calc that ends
+//!                   a rank's part of a collective call (its join, graph/colls.rs) lasts
+//!                   c + K, so E = S + c + K; without K a join pays nothing more.
 //! ```
 //! Differences from LogGOPSim (reproduced by the simulator's `--loggopsim-compat`, not here):
 //! LogGOPSim charges the receiver's o (and G) when the message *arrives*, even if the recv is
@@ -100,6 +104,8 @@ pub const CLASS_L: [&str; 3] = ["small.L", "medium.L", "large.L"];
 
 /// The name of the copy parameter (`Model::copy`): the per-byte cost of a local memory copy.
 pub const COPY_NAME: &str = "C";
+/// The name of the call parameter (`Model::call`): the cost of one collective call on a rank.
+pub const CALL_NAME: &str = "K";
 
 /// Structural model options (fixed for a plan; parameter values vary per point).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,11 +120,14 @@ pub struct Model {
     /// Index in θ of C, the per-byte cost of a local memory copy (`COPY_NAME`), which
     /// prices every calc's copy. None: the copy pays O, the eager per-byte overhead.
     pub copy: Option<u16>,
+    /// Index in θ of K, the cost of one collective call on one rank beyond its messages
+    /// (`CALL_NAME`), paid by the calc that ends each rank's part of a call. None: nothing.
+    pub call: Option<u16>,
 }
 
 impl Default for Model {
     fn default() -> Self {
-        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false, classes: None, copy: None }
+        Model { protocol: Protocol::Handshake, eager_limit: 256 * 1024, nic_serialization: false, classes: None, copy: None, call: None }
     }
 }
 
@@ -148,6 +157,16 @@ impl Model {
     #[inline]
     pub fn copy_param(&self) -> usize {
         self.copy.map_or(p::O_BYTE, |k| k as usize)
+    }
+    /// The cost of calc `v`'s own work: c ns, its copy (b(s)·C, else O) and, when it ends a
+    /// collective call (`call_end`) and the model has K, one K.
+    #[inline]
+    pub fn calc_cost(&self, c_ns: u64, copy: u64, call_end: bool) -> Lin {
+        let mut l = Lin::calc(c_ns, copy, self.copy_param());
+        if let (true, Some(k)) = (call_end, self.call) {
+            l.push(k, 1);
+        }
+        l
     }
 }
 
@@ -247,6 +266,11 @@ pub mod cost {
     /// the calc that copies adds them to its own duration (`Lin::calc`).
     pub fn copy(s: u64) -> Affine {
         sum(&[term(p::O_BYTE, b(s))])
+    }
+    /// The call cost of a calc that ends a collective call: one K, written in o's column
+    /// (a calc has no o of its own); the path's call step prices it by K (`Model::call`).
+    pub fn call() -> Affine {
+        sum(&[term(p::O_MSG, 1)])
     }
     /// NIC occupancy of a send in trace order: g + b(s)·G.
     pub fn nic_gap(s: u64) -> Affine {

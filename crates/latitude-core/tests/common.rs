@@ -41,6 +41,21 @@ pub fn with_c(pt: &Point, c: f64) -> Point {
     Point::from_named(&v, &["L", "o", "g", "G", "O", "C"]).unwrap()
 }
 
+/// Index of the call cost K in the points of `with_k` (after C).
+pub const K_INDEX: u16 = NPARAM as u16 + 1;
+
+/// `m` with C at `C_INDEX` and the call cost K at `K_INDEX`.
+pub fn call_model(m: Model) -> Model {
+    Model { copy: Some(C_INDEX), call: Some(K_INDEX), ..m }
+}
+
+/// `pt` (the five globals) with C = `c` ns per byte and K = `k` ns appended, for a `call_model`.
+pub fn with_ck(pt: &Point, c: f64, k: f64) -> Point {
+    let mut v = pt.ns();
+    v.extend([c, k]);
+    Point::from_named(&v, &["L", "o", "g", "G", "O", "C", "K"]).unwrap()
+}
+
 /// Reference T(θ) by memoised recursion on (vertex, start/end); a message's L and G are
 /// its pair's latency and gap on `net`.
 pub struct Reference<'a> {
@@ -72,6 +87,15 @@ impl<'a> Reference<'a> {
             }
         }
         Reference { g, m, pt, net, memo: vec![[None, None]; g.len()], gap_prev }
+    }
+
+    /// K when calc v ends a collective call and the model prices calls, else 0 (read from
+    /// the marks directly, not through the engine's set).
+    fn call_cost(&self, v: u32) -> i128 {
+        match self.m.call {
+            Some(k) if self.g.colls().marks.iter().any(|m| m.vertex == v) => self.pt.theta[k as usize],
+            _ => 0,
+        }
     }
 
     /// Cost terms of send u's message.
@@ -118,7 +142,7 @@ impl<'a> Reference<'a> {
         let (o, l, gb, ob) = (p::O_MSG, p::L, p::G_BYTE, p::O_BYTE);
         let e = match g.kind(v) {
             // a local copy pays the model's copy parameter C per byte (O without one)
-            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit + b(g.copy(v)) as i128 * self.pt.theta[self.m.copy_param()],
+            Kind::Calc => sv + g.val(v) as i128 * self.pt.unit + b(g.copy(v)) as i128 * self.pt.theta[self.m.copy_param()] + self.call_cost(v),
             kind => {
                 let (u, r) = if kind == Kind::Send { (v, g.partner(v)) } else { (g.partner(v), v) };
                 let s = g.val(u);

@@ -84,6 +84,42 @@ fn a_copy_is_priced_by_c_by_hand() {
     assert_eq!(predict(&g, &plan, &Flat, &with_c(&base, 0.25)).unwrap().t, pr_o.t, "C = O: the same T");
 }
 
+/// A 2-rank exchange ended by a collective call's join on each rank, then 400 ns of work:
+/// with the call cost K each join lasts K, so T grows by exactly K (both ranks pay it side
+/// by side), λ_K = 1, the path's overhead holds it and decompose counts it as stack, not
+/// computation; without K the same graph prices as before.
+#[test]
+fn a_call_end_is_priced_by_k_by_hand() {
+    let mut b = GraphBuilder::new(2);
+    let s = b.add(0, Op::send(8, 1, 0)).unwrap();
+    let j0 = b.add(0, Op::calc(0)).unwrap();
+    let w0 = b.add(0, Op::calc(400)).unwrap();
+    let r = b.add(1, Op::recv(8, 0, 0)).unwrap();
+    let j1 = b.add(1, Op::calc(0)).unwrap();
+    let w1 = b.add(1, Op::calc(400)).unwrap();
+    for (a, z) in [(j0, s), (w0, j0), (j1, r), (w1, j1)] {
+        b.requires(a, z).unwrap();
+    }
+    b.mark_collective(j0, "bcast", "linear", 2, 8, 1);
+    b.mark_collective(j1, "bcast", "linear", 2, 8, 1);
+    let mut g = b.finish().unwrap();
+    let base = point(1000.0, 100.0, 0.0, 0.0, 0.0);
+    let m = call_model(Model::default());
+    let plan = Plan::prepare(&mut g, m).unwrap();
+    // send o 100, arrival at o + L = 1100, recv o to 1200, join K = 2500, work 400
+    let pr = predict(&g, &plan, &Flat, &with_ck(&base, 0.0, 2500.0)).unwrap();
+    assert_eq!(ns(&pr), 1200.0 + 2500.0 + 400.0);
+    assert_eq!(pr.right[K_INDEX as usize], 1, "λ_K: one call on the critical path");
+    assert_eq!(pr.summary(&g, &Flat).overhead_ns, 100.0 + 100.0 + 2500.0, "K is overhead on the path");
+    let d = latitude_core::engine::decompose::decompose(&g, &plan, &Flat, &with_ck(&base, 0.0, 2500.0)).unwrap();
+    assert_eq!(d.residual, 0);
+    let parts = &d.rank_parts_ns[1]; // compute, latency, bandwidth, stack, sync
+                                     // the receiver waits through the sender's o (stack) and L, then pays its own o and K
+    assert_eq!((parts[0], parts[1], parts[3]), (400.0, 1000.0, 100.0 + 100.0 + 2500.0), "the receiver: K is stack, not computation");
+    let old = Plan::prepare(&mut g, Model::default()).unwrap();
+    assert_eq!(ns(&predict(&g, &old, &Flat, &base).unwrap()), 1600.0, "without K a join costs nothing");
+}
+
 fn random_specs(n: u64) -> impl Iterator<Item = RandomSpec> {
     (0..n).map(|seed| {
         let mut r = Rng::new(seed * 7919 + 3);
@@ -96,6 +132,8 @@ fn random_specs(n: u64) -> impl Iterator<Item = RandomSpec> {
             p_extra_edge: r.unit() * 0.5,
             // every third graph has computations that copy (collectives' own blocks)
             p_copy: if seed % 3 == 2 { 0.3 } else { 0.0 },
+            // every fourth has computations that end collective calls (priced K)
+            p_call: if seed % 4 == 1 { 0.4 } else { 0.0 },
             ..Default::default()
         }
     })
@@ -109,6 +147,7 @@ fn models() -> Vec<Model> {
                 let m = Model { protocol, eager_limit, nic_serialization: nic, ..Model::default() };
                 out.push(m);
                 out.push(copy_model(m)); // copies priced by C, a parameter of their own
+                out.push(call_model(m)); // and the ends of collective calls by K
             }
         }
     }
@@ -130,7 +169,9 @@ fn engine_equals_reference_on_random_graphs() {
                 [0.0, 0.018, 1.0][rng.below(3) as usize],
                 [0.0, 0.5][rng.below(2) as usize],
             );
-            if m.copy.is_some() {
+            if m.call.is_some() {
+                pt = with_ck(&pt, [0.0, 0.25, 3.0][rng.below(3) as usize], [0.0, 700.0, 2500.5][rng.below(3) as usize]);
+            } else if m.copy.is_some() {
                 pt = with_c(&pt, [0.0, 0.25, 3.0][rng.below(3) as usize]);
             }
             let pr = predict(&g, &plan, &Flat, &pt).unwrap();
@@ -154,7 +195,7 @@ fn derivatives_are_exact_one_sided_slopes() {
     let mut rng = Rng::new(7);
     for spec in random_specs(200) {
         let g0 = random_graph(&spec).unwrap();
-        for m in models().into_iter().step_by(2) {
+        for m in models().into_iter().step_by(3) {
             let mut g = g0.clone();
             let plan = Plan::prepare(&mut g, m).unwrap();
             let l = 1 + rng.below(40) as i128 * 50;

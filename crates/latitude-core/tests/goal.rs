@@ -140,7 +140,42 @@ fn copy_annotations_round_trip_and_misuse_names_its_line() {
     let e = err("num_ranks 1\nrank 0 {\n//@copy 8\nl1: calc 1\n}\n");
     assert!(e.starts_with("h.goal:3: expected 'b' after the copy size"), "{e}");
     let e = err("num_ranks 1\nrank 0 {\n//@move 8b\nl1: calc 1\n}\n");
-    assert!(e.starts_with("h.goal:3: expected 'copy' after '//@'"), "{e}");
+    assert!(e.starts_with("h.goal:3: expected 'copy' or 'call' after '//@'"), "{e}");
     let e = err("num_ranks 1\nrank 0 {\n//@copy 8b\n//@copy 9b\nl1: calc 1\n}\n");
     assert!(e.starts_with("h.goal:4: a second '//@copy' before a calc (the one on line 3 has no calc yet)"), "{e}");
+}
+
+/// `//@call COLL ALG P BYTES ID` marks the calc after it as a rank's end of a collective
+/// call (what the call cost K prices): read into the graph's call table, written back, and
+/// misuse is one error naming its line.
+#[test]
+fn call_annotations_round_trip_and_misuse_names_its_line() {
+    let text = "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\n//@call allreduce chain:64KiB 2 8 4294967297\nl2: calc 0\nl2 requires l1\n}\n\
+                rank 1 {\nl1: recv 8b from 0 tag 0\n//@copy 8b\n//@call allreduce chain:64KiB 2 8 4294967297\nl2: calc 3\nl2 requires l1\n}\n";
+    let g = read_goal_from(text.as_bytes(), "k.goal").unwrap();
+    let calls = g.colls();
+    assert_eq!(calls.kinds, vec![("allreduce".to_string(), "chain:64KiB".to_string())]);
+    assert_eq!(calls.marks.len(), 2);
+    for m in &calls.marks {
+        assert_eq!((g.kind(m.vertex), g.local(m.vertex), m.procs, m.bytes, m.instance), (Kind::Calc, 1, 2, 8, 4294967297));
+    }
+    let mut out = Vec::new();
+    write_goal_to(&g, &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("//@call allreduce chain:64KiB 2 8 4294967297\n//@copy 8b\nl2: calc 3\n"), "{out}");
+    let back = roundtrip(&g);
+    assert_eq!(back.colls().marks.iter().map(|m| (back.rank(m.vertex), back.local(m.vertex))).collect::<Vec<_>>(), vec![(0, 1), (1, 1)]);
+    let err = |text: &str| read_goal_from(text.as_bytes(), "h.goal").map(|_| ()).unwrap_err().to_string();
+    let e = err("num_ranks 2\nrank 0 {\n//@call barrier x 2 0 1\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\n}\n");
+    assert!(e.starts_with("h.goal:4: a send after '//@call' (line 3): only a calc can end a collective call"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\nl1: calc 1\n//@call barrier x 1 0 1\n}\n");
+    assert!(e.starts_with("h.goal:4: '//@call' is not followed by a calc in its rank block"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@call barrier x two 0 1\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:3: expected communicator size"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@call\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:3: expected the collective after '//@call'"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@call barrier x 1 0 1 extra\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:3:"), "{e}");
+    let e = err("num_ranks 1\nrank 0 {\n//@call barrier x 1 0 1\n//@call barrier x 1 0 2\nl1: calc 1\n}\n");
+    assert!(e.starts_with("h.goal:4: a second '//@call' before a calc (the one on line 3 has no calc yet)"), "{e}");
 }

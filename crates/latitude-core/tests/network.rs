@@ -142,6 +142,7 @@ fn random_model(rng: &mut Rng) -> Model {
         classes: None,
         // half the models price local copies with C (its index is set with the machine)
         copy: (rng.below(2) == 0).then_some(0),
+        call: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn models() -> Vec<Model> {
             let m = Model { protocol, eager_limit, nic_serialization: false, ..Model::default() };
             out.push(m);
             out.push(copy_model(m)); // copies priced by C, a parameter of their own
+            out.push(call_model(m)); // and the ends of collective calls by K
         }
     }
     out
@@ -52,7 +53,9 @@ fn random_point(r: &mut Rng, gap: bool, model: &Model) -> Point {
     let ob = pick(r, &[0.0, 0.5]);
     let g = if gap { pick(r, &[0.0, 700.0, 20000.0]) } else { 0.0 };
     let pt = point(l, o, g, gb, ob);
-    if model.copy.is_some() {
+    if model.call.is_some() {
+        with_ck(&pt, pick(r, &[0.0, 0.25, 3.0, 0.075]), pick(r, &[0.0, 700.0, 2500.0]))
+    } else if model.copy.is_some() {
         with_c(&pt, pick(r, &[0.0, 0.25, 3.0, 0.075]))
     } else {
         pt
@@ -70,6 +73,8 @@ fn spec(seed: u64, p_nonblocking: f64) -> RandomSpec {
         p_extra_edge: r.unit() * 0.5,
         // every third graph has computations that copy (collectives' own blocks)
         p_copy: if seed % 3 == 2 { 0.3 } else { 0.0 },
+        // every fourth has computations that end collective calls (priced K)
+        p_call: if seed % 4 == 1 { 0.4 } else { 0.0 },
         ..Default::default()
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use latitude_core::graph::ExecGraph;
-use latitude_core::model::{Classes, Model, Point, Protocol, CLASS_L, CLASS_O, COPY_NAME, MAXP, TICKS_PER_NS};
+use latitude_core::model::{Classes, Model, Point, Protocol, CALL_NAME, CLASS_L, CLASS_O, COPY_NAME, MAXP, TICKS_PER_NS};
 use latitude_core::net::{Dragonfly, FatTree, Flat, GraphNet, Machine as CoreMachine, Matrix, Network, Placement, Topology, Torus, NO_ENTRY};
 use latitude_core::Error;
 use pyo3::exceptions::PyValueError;
@@ -179,7 +179,9 @@ impl Config {
         let classes = small_limit.map(|s| classes(&names, s, eager_limit)).transpose()?;
         // The copy parameter C, when the configuration names it, prices every local copy.
         let copy = names.iter().position(|n| n == COPY_NAME).map(|i| i as u16);
-        Ok(Config { names, point, model: Model { protocol, eager_limit, nic_serialization, classes, copy }, machine })
+        // The call cost K, when named, is paid at the end of every collective call.
+        let call = names.iter().position(|n| n == CALL_NAME).map(|i| i as u16);
+        Ok(Config { names, point, model: Model { protocol, eager_limit, nic_serialization, classes, copy, call }, machine })
     }
 
     /// Index of a named parameter.

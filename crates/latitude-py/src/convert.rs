@@ -113,4 +113,4 @@ pub(crate) fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &Sch
     Ok(d)
 }
 
-pub(crate) const STEP_NAMES: [&str; 8] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap"];
+pub(crate) const STEP_NAMES: [&str; 9] = ["calc", "send_overhead", "recv_overhead", "message", "rts", "handshake_recv", "handshake_send", "nic_gap", "call"];

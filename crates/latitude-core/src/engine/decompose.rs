@@ -22,6 +22,8 @@
 //! calc copying s:     compute c, then stack b(s)·C (a collective's local copy, C the
 //!                     model's copy parameter or O without one: MPI time,
 //!                     so it is cut like a message op, not part of the computations' union)
+//! call's end:         compute c, then stack K (the calc that ends a rank's part of a
+//!                     collective call, when the model has the call cost K; cut the same way)
 //! ```
 //!
 //! The sync pieces are the SST-macro MPI-time study's eqs. 1–2 (the receiver waits for the
@@ -42,7 +44,7 @@
 use super::plan::Plan;
 use super::walk::{route_of, walk, Domain, Quantity, NO_TERM, VIA_PARTNER};
 use crate::error::Result;
-use crate::graph::{Dep, ExecGraph, Kind, NONE};
+use crate::graph::{CallEnds, Dep, ExecGraph, Kind, NONE};
 use crate::model::{b, p, Lin, Point, Protocol};
 use crate::net::Routes;
 
@@ -127,7 +129,8 @@ pub fn decompose<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Point) -> 
     let mut dom = Times { s: vec![0; n], e: vec![0; n], scale: pt.scale(), pt: *pt };
     let mut rec = vec![NO_TERM; n];
     walk(g, plan, net, &mut dom, Some(&mut rec));
-    let cx = Ctx { g, plan, net, pt, s: &dom.s, e: &dom.e, rec: &rec };
+    let ends = g.call_ends(&plan.model);
+    let cx = Ctx { g, plan, net, pt, s: &dom.s, e: &dom.e, rec: &rec, ends: &ends };
     let mut out = Decomposition::default();
     let (off, ids) = g.by_rank();
     let mut t = 0i128;
@@ -150,6 +153,8 @@ struct Ctx<'a, R> {
     s: &'a [i128],
     e: &'a [i128],
     rec: &'a [u32],
+    /// The calcs that end collective calls and pay K (none without K).
+    ends: &'a CallEnds,
 }
 
 /// The ordered pieces of one op's interval (at most 7: no allocation per op).
@@ -192,9 +197,10 @@ impl<R: Routes> Ctx<'_, R> {
             return (0, parts);
         };
         let end = self.e[last as usize];
-        // A calc that copies (a collective's own block) is MPI time: its copy is stack, so it
-        // lies in a gap like a message op rather than in the computations' union.
-        let mut calcs: Vec<u32> = ops.iter().copied().filter(|&v| self.g.kind(v) == Kind::Calc && self.g.copy(v) == 0).collect();
+        // A calc that copies (a collective's own block) or pays a call's K is MPI time: its
+        // copy and K are stack, so it lies in a gap like a message op rather than in the
+        // computations' union.
+        let mut calcs: Vec<u32> = ops.iter().copied().filter(|&v| self.g.kind(v) == Kind::Calc && !self.is_mpi_calc(v)).collect();
         calcs.sort_by_key(|&v| (self.s[v as usize], self.e[v as usize]));
         // Gaps between the union of the computations, each walked back from its right end.
         let (mut covered, mut from) = (0i128, NONE);
@@ -241,7 +247,7 @@ impl<R: Routes> Ctx<'_, R> {
                 }
                 // A computation inside a gap has no length (the gaps lie outside their
                 // union): pass through it.
-                if self.g.kind[v] != Kind::Calc || self.g.copy(v as u32) != 0 {
+                if self.g.kind[v] != Kind::Calc || self.is_mpi_calc(v as u32) {
                     push(v, self.segments(v).as_slice(), self.e[v]);
                 }
                 at_end = false;
@@ -267,14 +273,23 @@ impl<R: Routes> Ctx<'_, R> {
         }
     }
 
+    /// A calc that copies or pays K: MPI time, cut like a message op.
+    fn is_mpi_calc(&self, v: u32) -> bool {
+        self.g.copy(v) != 0 || self.ends.has(v)
+    }
+
     /// The ordered segments of message op v's interval (module comment).
     fn segments(&self, v: usize) -> Segs {
         let g = self.g;
         if g.kind[v] == Kind::Calc {
             // A copying calc: its own computation, then the copy b(s)·C (C the model's copy
-            // parameter, else O: stack, like O).
-            let copy = b(g.copy(v as u32)) as i128 * self.pt.theta[self.plan.model.copy_param()];
-            return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.unit), (Part::Stack, copy)]);
+            // parameter, else O: stack, like O); a call's end then pays K (stack).
+            let model = &self.plan.model;
+            let mut stack = b(g.copy(v as u32)) as i128 * self.pt.theta[model.copy_param()];
+            if let (true, Some(k)) = (self.ends.has(v as u32), model.call) {
+                stack += self.pt.theta[k as usize];
+            }
+            return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.unit), (Part::Stack, stack)]);
         }
         let q = g.partner[v] as usize;
         let (u, r) = if g.kind[v] == Kind::Send { (v, q) } else { (q, v) };

@@ -27,6 +27,9 @@ pub enum StepKind {
     HandshakeSend,
     /// NIC busy with the previous send (g + bytes·G).
     NicGap,
+    /// The call cost K of a calc that ends a collective call (model.rs): its abstract cost
+    /// counts the K in o's column (`cost::call`), which only `concrete` prices by K.
+    Call,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,7 +89,21 @@ impl Step {
             l.push(model.copy_param() as u16, self.cost.a[p::O_BYTE]);
             return l;
         }
+        if self.kind == StepKind::Call {
+            let mut l = Lin::ZERO;
+            l.push(model.call.expect("a call step needs K"), self.cost.a[p::O_MSG]);
+            return l;
+        }
         self.route(g, net, model).expand(&self.cost)
+    }
+
+    /// What one term of the step's o column costs at `pt`, in ns: a call step's is K, every
+    /// other step's o plus its route's class overhead.
+    fn per_o_ns(&self, pt: &Point, model: &Model, route: &Route) -> f64 {
+        match (self.kind, model.call) {
+            (StepKind::Call, Some(k)) => pt.to_ns(pt.theta[k as usize]),
+            _ => pt.to_ns(pt.theta[p::O_MSG] + route.ovh_at(pt)),
+        }
     }
 
     /// What one byte of the step's O column costs at `pt`, in ns: a calc's copy is priced
@@ -126,7 +143,7 @@ pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R, 
         let route = st.route(g, net, model);
         let lat = a[p::L] as f64 * pt.to_ns(route.lat.at(pt));
         let bw = a[p::G_BYTE] as f64 * pt.to_ns(route.gap.at(pt));
-        let ovh = a[p::O_MSG] as f64 * (th[p::O_MSG] + pt.to_ns(route.ovh_at(pt))) + a[p::O_BYTE] as f64 * st.per_byte_ns(pt, model);
+        let ovh = a[p::O_MSG] as f64 * st.per_o_ns(pt, model, &route) + a[p::O_BYTE] as f64 * st.per_byte_ns(pt, model);
         let gap = a[p::G_MSG] as f64 * th[p::G_MSG];
         s.calc_ns += calc;
         s.latency_ns += lat;
@@ -155,6 +172,7 @@ pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R, 
 /// Follow the winner records back from E(last) to a start at time 0.
 pub(crate) fn backtrack(g: &ExecGraph, plan: &Plan, rec: &[u32], last: u32) -> Vec<Step> {
     let model = &plan.model;
+    let ends = g.call_ends(model);
     let mut steps = Vec::new();
     let mut push = |vertex: u32, kind: StepKind, cost: Affine| steps.push(Step { vertex, kind, cost });
     let (mut v, mut at_end) = (last as usize, true);
@@ -164,7 +182,13 @@ pub(crate) fn backtrack(g: &ExecGraph, plan: &Plan, rec: &[u32], last: u32) -> V
             let via = r & VIA_PARTNER != 0;
             let u = g.partner[v] as usize; // partner (if any)
             match g.kind[v] {
-                Kind::Calc => push(v as u32, StepKind::Calc, Affine::constant(g.val[v]).plus(&cost::copy(g.copy(v as u32)))),
+                Kind::Calc => {
+                    // backwards: the call cost K ends the calc
+                    if ends.has(v as u32) {
+                        push(v as u32, StepKind::Call, cost::call());
+                    }
+                    push(v as u32, StepKind::Calc, Affine::constant(g.val[v]).plus(&cost::copy(g.copy(v as u32))));
+                }
                 Kind::Send if model.is_eager(g.val[v]) => push(v as u32, StepKind::SendOverhead, cost::send_overhead(g.val[v])),
                 Kind::Send => {
                     let size = g.val[v];

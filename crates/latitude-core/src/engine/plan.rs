@@ -27,6 +27,8 @@ pub struct Plan {
     coeff_total: [f64; NPARAM],
     /// Bytes of every calc's copy (priced by the model's copy parameter).
     copy_total: f64,
+    /// Collective calls' ends (each priced K when the model has it).
+    calls_total: f64,
 }
 
 impl Plan {
@@ -73,7 +75,8 @@ impl Plan {
             let (slots, (bounds, sink)) = crate::parallel::join(par, slots, || (cost_bounds(g), sinks(g)));
             (slots, sink, bounds)
         };
-        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total, copy_total })
+        let calls_total = g.colls.marks.len() as f64;
+        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total, copy_total, calls_total })
     }
 
     /// No `requires` edge consumes v's end.
@@ -93,6 +96,9 @@ impl Plan {
             (most(c.o), most(c.l))
         });
         let mut m = self.calc_total * pt.unit as f64 + self.copy_total * pt.theta[self.model.copy_param()] as f64;
+        if let Some(k) = self.model.call {
+            m += self.calls_total * pt.theta[k as usize] as f64;
+        }
         for k in 0..NPARAM {
             let v = match k {
                 p::L => lat + cl,

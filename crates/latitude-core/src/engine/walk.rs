@@ -84,7 +84,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
     let mut store: Vec<[D::Val; 2]> = vec![[zero, zero]; plan.nslots.max(1)];
     let mut cands: Vec<D::Val> = Vec::with_capacity(16);
     let model = &plan.model;
-    let copy_param = model.copy_param();
+    let ends = g.call_ends(model);
     let slot = &plan.slot;
     for v in 0..g.len() {
         if v % COLLECT_EVERY == 0 && !dom.collect(&mut store) {
@@ -124,7 +124,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
         if kind == Kind::Calc {
             // The most common op: its end in place, no pair to finish.
             store[sv][E] = s;
-            dom.add_to(&mut store[sv][E], &Lin::calc(g.val[v], g.copy(v as u32), copy_param));
+            dom.add_to(&mut store[sv][E], &model.calc_cost(g.val[v], g.copy(v as u32), ends.has(v as u32)));
             dom.fixed(v as u32, Quantity::End, &store[sv][E]);
             if let Some(rec) = record.as_deref_mut() {
                 rec[v] = win;

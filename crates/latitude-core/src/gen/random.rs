@@ -28,6 +28,9 @@ pub struct RandomSpec {
     /// Probability that a computation also copies bytes (a size from `sizes`), as a
     /// collective's own-block copy does; 0 draws nothing, so older graphs stay the same.
     pub p_copy: f64,
+    /// Probability that a computation is marked as the end of a collective call (what the
+    /// call cost K prices); 0 draws nothing, so older graphs stay the same.
+    pub p_call: f64,
 }
 
 impl Default for RandomSpec {
@@ -43,6 +46,7 @@ impl Default for RandomSpec {
             p_extra_edge: 0.2,
             unsafe_exchanges: false,
             p_copy: 0.0,
+            p_call: 0.0,
         }
     }
 }
@@ -87,7 +91,11 @@ impl Gen<'_> {
     fn calc(&mut self, r: u32) -> u32 {
         let ns = self.rng.below(self.spec.max_calc + 1);
         let copy = if self.spec.p_copy > 0.0 && self.rng.chance(self.spec.p_copy) { self.size() } else { 0 };
-        Self::ok(self.b.add(r, Op { copy, ..Op::calc(ns) }))
+        let v = Self::ok(self.b.add(r, Op { copy, ..Op::calc(ns) }));
+        if self.spec.p_call > 0.0 && self.rng.chance(self.spec.p_call) {
+            self.b.mark_collective(v, "barrier", "random", self.ranks(), 0, v as u64);
+        }
+        v
     }
     fn size(&mut self) -> u64 {
         let s = &self.spec.sizes;

@@ -77,6 +77,23 @@ pub(super) struct Parser {
     pub(super) wide_tags: WideTags,
     /// A `//@copy Sb` line waiting for its calc: (bytes, line).
     pending_copy: Option<(u64, u64)>,
+    /// A `//@call` line waiting for its calc: (the mark, line).
+    pending_call: Option<(CallMark, u64)>,
+}
+
+/// What a `//@call` annotation says of the calc that follows it.
+struct CallMark {
+    coll: String,
+    alg: String,
+    procs: u32,
+    bytes: u64,
+    instance: u64,
+}
+
+/// An annotation just read.
+enum Pending {
+    Copy(u64),
+    Call(CallMark),
 }
 
 /// A cursor over one line.
@@ -143,6 +160,7 @@ impl Parser {
             comment_line: 0,
             wide_tags: WideTags::default(),
             pending_copy: None,
+            pending_call: None,
         }
     }
 
@@ -311,32 +329,77 @@ impl Parser {
         Ok(())
     }
 
-    /// `//@copy Sb`, Latitude's extension (docs/graph-format.md): the next op, a calc, also
-    /// copies S bytes on its CPU. A foreign reader sees a comment before an ordinary calc.
+    /// `//@copy Sb` and `//@call COLL ALG P BYTES ID`, Latitude's annotations
+    /// (docs/graph-format.md) of the calc that follows: it also copies S bytes on its CPU, or
+    /// it ends a rank's part of a collective call (graph/colls.rs). A foreign reader sees a
+    /// comment before an ordinary calc.
     fn pragma(&mut self, c: &mut Cur) -> Result<()> {
         c.i += 3;
-        if c.ident() != Some(b"copy") {
-            return Err(self.err(format!("expected 'copy' after '//@' (Latitude's only annotation: '//@copy 8b' before a calc), found {}", c.found())));
+        let word = c.ident();
+        if word != Some(b"copy") && word != Some(b"call") {
+            return Err(self.err(format!(
+                "expected 'copy' or 'call' after '//@' (Latitude's annotations: '//@copy 8b' and '//@call allreduce recdoub 2 8 1' before a calc), found {}",
+                c.found()
+            )));
         }
+        let what = if word == Some(b"copy") { "'//@copy'" } else { "'//@call'" };
+        let pending = if word == Some(b"copy") { self.copy_annotation(c)? } else { self.call_annotation(c)? };
+        self.end_of_statement(c, || format!("a {what} annotation"))?;
+        if self.rank.is_none() {
+            return Err(self.err(format!("{what} outside a rank block (it annotates the calc that follows it)")));
+        }
+        let waiting = match pending {
+            Pending::Copy(_) => self.pending_copy.as_ref().map(|p| p.1),
+            Pending::Call(_) => self.pending_call.as_ref().map(|p| p.1),
+        };
+        if let Some(at) = waiting {
+            return Err(self.err(format!("a second {what} before a calc (the one on line {at} has no calc yet)")));
+        }
+        match pending {
+            Pending::Copy(bytes) => self.pending_copy = Some((bytes, self.line)),
+            Pending::Call(mark) => self.pending_call = Some((mark, self.line)),
+        }
+        Ok(())
+    }
+
+    /// `Sb` after `//@copy`.
+    fn copy_annotation(&self, c: &mut Cur) -> Result<Pending> {
         let bytes = self.int(c, "copy size")?;
         if c.peek() != Some(b'b') {
             return Err(self.err(format!("expected 'b' after the copy size (e.g. '//@copy 8b'), found {}", c.found())));
         }
         c.i += 1;
-        self.end_of_statement(c, || "a '//@copy' annotation".to_string())?;
-        if self.rank.is_none() {
-            return Err(self.err("'//@copy' outside a rank block (it annotates the calc that follows it)"));
-        }
-        if let Some((_, at)) = self.pending_copy {
-            return Err(self.err(format!("a second '//@copy' before a calc (the one on line {at} has no calc yet)")));
-        }
-        self.pending_copy = Some((bytes, self.line));
-        Ok(())
+        Ok(Pending::Copy(bytes))
+    }
+
+    /// `COLL ALG P BYTES ID` after `//@call`: the collective, its algorithm's label, the
+    /// communicator size, the call's bytes and the id all members of the call share.
+    fn call_annotation(&self, c: &mut Cur) -> Result<Pending> {
+        let mut word = |what: &str| {
+            c.ws();
+            let start = c.i;
+            while c.peek().is_some_and(|x| x.is_ascii_graphic()) {
+                c.i += 1;
+            }
+            match std::str::from_utf8(&c.s[start..c.i]) {
+                Ok(w) if !w.is_empty() => Ok(w.to_string()),
+                _ => Err(self.err(format!("expected {what} after '//@call' (e.g. '//@call allreduce recdoub 2 8 1'), found {}", c.found()))),
+            }
+        };
+        let (coll, alg) = (word("the collective")?, word("its algorithm")?);
+        let procs = u32::try_from(self.int(c, "communicator size")?).map_err(|_| self.err("communicator size does not fit in 32 bits"))?;
+        Ok(Pending::Call(CallMark { coll, alg, procs, bytes: self.int(c, "call size")?, instance: self.int(c, "call id")? }))
+    }
+
+    /// The earliest annotation still waiting for its calc: (its line, its name).
+    fn pending_first(&self) -> Option<(u64, &'static str)> {
+        let copy = self.pending_copy.as_ref().map(|p| (p.1, "'//@copy'"));
+        copy.into_iter().chain(self.pending_call.as_ref().map(|p| (p.1, "'//@call'"))).min()
     }
 
     fn close_block(&mut self) -> Result<()> {
-        if let Some((_, at)) = self.pending_copy {
-            return Err(Error::at(&self.name, at, "'//@copy' is not followed by a calc in its rank block"));
+        if let Some((at, what)) = self.pending_first() {
+            return Err(Error::at(&self.name, at, format!("{what} is not followed by a calc in its rank block")));
         }
         if self.rank.take().is_none() {
             return Err(self.err("'}' without an open 'rank N {' block"));
@@ -366,8 +429,9 @@ impl Parser {
                 op
             }
             _ => {
-                if let Some((_, at)) = self.pending_copy {
-                    return Err(self.err(format!("a {} after '//@copy' (line {at}): only a calc can copy bytes", kind.name())));
+                if let Some((at, what)) = self.pending_first() {
+                    let does = if what == "'//@copy'" { "copy bytes" } else { "end a collective call" };
+                    return Err(self.err(format!("a {} after {what} (line {at}): only a calc can {does}", kind.name())));
                 }
                 let size = self.int(c, "message size")?;
                 c.ws();
@@ -400,6 +464,9 @@ impl Parser {
         let line = self.line as u32;
         let b = self.builder.as_mut().expect("rank block implies num_ranks");
         let id = b.add_at(rank, op, line).map_err(|m| Error::at(&self.name, self.line, m))?;
+        if let Some((m, _)) = self.pending_call.take() {
+            b.mark_collective(id, &m.coll, &m.alg, m.procs, m.bytes, m.instance);
+        }
         self.ops_in_block += 1;
         if let Some(label) = label {
             if let Some(first) = self.labels.define(label, id, self.ops_in_block) {

@@ -6,7 +6,7 @@
 use std::io::{BufWriter, Write};
 
 use crate::error::Result;
-use crate::graph::{Dep, ExecGraph, Kind, ANY};
+use crate::graph::{CollMark, Dep, ExecGraph, Kind, ANY};
 use crate::output::atomic_write;
 
 /// Write `g` as GOAL text to `path` (atomically).
@@ -21,11 +21,18 @@ pub fn write_goal(g: &ExecGraph, path: &str) -> Result<()> {
 pub fn write_goal_to<W: Write>(g: &ExecGraph, w: &mut W) -> std::io::Result<()> {
     let (off, ids) = g.by_rank();
     let mut num = itoa::Buffer::new();
+    // vertex -> its collective-call mark, for the `//@call` annotations
+    let marks: std::collections::HashMap<u32, &CollMark> = g.colls().marks.iter().map(|m| (m.vertex, m)).collect();
     writeln!(w, "num_ranks {}", g.num_ranks())?;
     for r in 0..g.num_ranks() as usize {
         write!(w, "\nrank {r} {{\n")?;
         let ops = &ids[off[r]..off[r + 1]];
         for &v in ops {
+            if let Some(m) = marks.get(&v) {
+                let (coll, alg) = &g.colls().kinds[m.kind as usize];
+                // Latitude's annotation (docs/graph-format.md): the calc ends a collective call.
+                writeln!(w, "//@call {coll} {alg} {} {} {}", m.procs, m.bytes, m.instance)?;
+            }
             write_op(g, v, w, &mut num)?;
         }
         for &v in ops {

@@ -22,6 +22,23 @@ pub struct CollMark {
     pub instance: u64,
 }
 
+/// The vertices that end a rank's part of a collective call, as a bitset (`CollCalls::ends`).
+#[derive(Clone, Debug, Default)]
+pub struct CallEnds(Vec<u64>);
+
+impl CallEnds {
+    /// No vertex ends a call (`has` is always false).
+    pub const NONE: CallEnds = CallEnds(Vec::new());
+
+    #[inline]
+    pub fn has(&self, v: u32) -> bool {
+        self.0.get(v as usize >> 6).is_some_and(|w| w >> (v & 63) & 1 == 1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The collective calls of a graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CollCalls {
@@ -117,6 +134,19 @@ impl CollCalls {
             return Err(bad("trailing bytes"));
         }
         Ok(out)
+    }
+
+    /// The marked vertices as a set over a graph of `n` vertices (what the call cost K
+    /// prices, model.rs); empty without marks.
+    pub fn ends(&self, n: usize) -> CallEnds {
+        let mut bits = Vec::new();
+        if !self.marks.is_empty() {
+            bits = vec![0u64; n.div_ceil(64)];
+            for m in &self.marks {
+                bits[m.vertex as usize >> 6] |= 1 << (m.vertex & 63);
+            }
+        }
+        CallEnds(bits)
     }
 
     /// After the graph was renumbered: vertex `old` is now `new_id[old]`.

@@ -22,7 +22,7 @@ mod source;
 
 pub use arr::{Arr, Plain};
 pub use builder::{GraphBuilder, Op};
-pub use colls::{CollCalls, CollMark};
+pub use colls::{CallEnds, CollCalls, CollMark};
 pub use order::OrderKind;
 pub use source::SourceMap;
 
@@ -164,6 +164,15 @@ impl ExecGraph {
     /// The collective calls' end vertices (empty when the graph was not scheduled from calls).
     pub fn colls(&self) -> &CollCalls {
         &self.colls
+    }
+    /// The calcs that pay the call cost K when `model` has one (`Model::call`): the ends of
+    /// the collective calls; none when the model has no K.
+    pub fn call_ends(&self, model: &crate::model::Model) -> CallEnds {
+        if model.call.is_some() {
+            self.colls.ends(self.len())
+        } else {
+            CallEnds::NONE
+        }
     }
     /// Raw predecessor entries of `v` (with the `IREQ` flag bit).
     pub fn preds_raw(&self, v: u32) -> &[u32] {

@@ -231,7 +231,8 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
         }
         // a collective's local copy occupies the CPU like a calc of b(s)·C (C, else O)
         let copy = crate::model::b(self.sg.copy(i)).saturating_mul(self.c.th.cp);
-        let s = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy);
+        let call = if self.sg.call_end(i) { self.c.th.k } else { 0 }; // a call's K (model.rs)
+        let s = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy).saturating_add(call);
         let noise = self.c.noise.os(op.rank, t, s);
         let end = t.wrapping_add(s).wrapping_add(noise);
         self.st.nexto[rc] = end;

@@ -235,7 +235,9 @@ impl<O: Obs> Sim<'_, '_, '_, O> {
                 // a collective's join: the rest of its measured time, if drawn (noise.rs)
                 // plus a collective's local copy, b(s)·C on the CPU (C: the copy parameter, else O; model.rs)
                 let copy = b(self.sg.copy(i)).saturating_mul(self.c.th.cp);
-                let len = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy);
+                // and a collective call's end, K more when the model has it
+                let call = if self.sg.call_end(i) { self.c.th.k } else { 0 };
+                let len = self.c.noise.calc(i, op.val).saturating_add(self.c.noise.coll(i)).saturating_add(copy).saturating_add(call);
                 let cause = if O::ON { Cause::ready(self.vx(i)) } else { Cause::NONE };
                 let (t0, t1, slice) = self.phase(i, SliceKind::Calc, self.now, cause, len);
                 self.started(i, t0);

@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::graph::{ExecGraph, Kind};
-use crate::model::{p, Model, Point, COPY_NAME, NPARAM, TICKS_PER_NS};
+use crate::model::{p, Model, Point, CALL_NAME, COPY_NAME, NPARAM, TICKS_PER_NS};
 use crate::net::Routes;
 use rayon::prelude::*;
 
@@ -82,6 +82,8 @@ pub(crate) struct Theta {
     /// Protocol classes' o_c and l_c (small, medium, large; zero without classes).
     pub co: [u64; 3],
     pub cl: [u64; 3],
+    /// The call cost K of a collective call's end (zero without K).
+    pub k: u64,
 }
 
 /// Latency and gap of every pair of ranks that exchanges messages, when the machine is not
@@ -201,7 +203,8 @@ fn theta_in(pt: &Point, unit_ticks: u64, model: &Model) -> (Theta, bool) {
         }
     }
     let cp = conv(pt.theta[model.copy_param()]);
-    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE], cp, co, cl }, exact)
+    let k = model.call.map_or(0, |k| conv(pt.theta[k as usize]));
+    (Theta { l: v[p::L], o: v[p::O_MSG], g: v[p::G_MSG], gb: v[p::G_BYTE], ob: v[p::O_BYTE], cp, co, cl, k }, exact)
 }
 
 /// LogGOPSim takes `int` parameters in ns and a 32-bit S.
@@ -211,8 +214,11 @@ fn compat_theta(pt: &Point, model: &Model) -> Result<Theta> {
     }
     let (th, _) = theta_in(pt, UNITS[NS], model);
     let vals = pt.ns();
-    // the globals, and the copy parameter C when the model has one (a copy is a calc)
-    let named = (0..NPARAM).map(|k| (k, FLAGS[k], p::NAMES[k])).chain(model.copy.map(|k| (k as usize, "-C", COPY_NAME)));
+    // the globals, and C and K when the model has them (a copy and a call's K are calcs)
+    let named = (0..NPARAM)
+        .map(|k| (k, FLAGS[k], p::NAMES[k]))
+        .chain(model.copy.map(|k| (k as usize, "-C", COPY_NAME)))
+        .chain(model.call.map(|k| (k as usize, "-K", CALL_NAME)));
     for (k, flag, name) in named {
         let integral = pt.theta[k] % pt.unit == 0;
         if !integral || vals[k] > i32::MAX as f64 {

@@ -59,6 +59,9 @@ pub struct SimGraph {
     pub(crate) nnic: usize,
     /// Bytes each calc copies (program index; empty when no op copies), beside `ops` too.
     copy: Vec<u64>,
+    /// The calcs that end a collective call (program index, a bitset; empty without
+    /// calls): each lasts K more when the model has the call cost K.
+    call_end: Vec<u64>,
     /// Number of vertices of the graph this was built for (a consistency check).
     n: usize,
 }
@@ -89,7 +92,15 @@ impl SimGraph {
         let nic = Slots::new(&orig, |v| g.nic(v));
         let (ncpu, nnic) = (cpu.len(), nic.len());
         let copy = if g.has_copies() { orig.iter().map(|&v| g.copy(v)).collect() } else { Vec::new() };
-        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, copy, n })
+        let mut call_end = Vec::new();
+        if !g.colls().is_empty() {
+            call_end = vec![0u64; (n + 1).div_ceil(64)];
+            for m in &g.colls().marks {
+                let i = index[m.vertex as usize];
+                call_end[i as usize >> 6] |= 1 << (i & 63);
+            }
+        }
+        Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, copy, call_end, n })
     }
 
     /// Dependents released when i starts.
@@ -115,6 +126,12 @@ impl SimGraph {
     #[inline]
     pub(crate) fn copy(&self, i: u32) -> u64 {
         self.copy.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether calc i (program index) ends a collective call (what K prices).
+    #[inline]
+    pub(crate) fn call_end(&self, i: u32) -> bool {
+        self.call_end.get(i as usize >> 6).is_some_and(|w| w >> (i & 63) & 1 == 1)
     }
 
     /// CPU slot of program index i (see `cpu_index` for the graph's number).
