@@ -28,6 +28,10 @@ CLASS_PARAMS = tuple(f"{c}.{k}" for c in CLASSES for k in ("o", "L"))
 # C: the per-byte cost of a local memory copy (a collective's own block; docs/model.md §1).
 # Optional: unset (None), a copy pays O, the eager per-byte overhead, as before C existed.
 COPY = machines.COPY
+# K: the MPI library's own cost of one collective call on one rank, beyond its messages,
+# paid where the rank's part of the call ends (docs/model.md §1). Optional: unset (None), a
+# call costs its messages alone, as before K existed.
+CALL = machines.CALL
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
@@ -56,6 +60,8 @@ class Params:
     classes: tuple = ()
     # The per-byte cost of a local copy, ns per byte (None: copies pay O).
     C: float | None = None
+    # The cost of one collective call on a rank, ns (None: nothing beyond its messages).
+    K: float | None = None
 
     def __post_init__(self):
         for name in PARAM_NAMES:
@@ -72,6 +78,8 @@ class Params:
         self._check_classes()
         if self.C is not None:
             object.__setattr__(self, "C", in_model_range(parse_gap(self.C, "-C"), "-C"))
+        if self.K is not None:
+            object.__setattr__(self, "K", in_model_range(parse_time(self.K, "-K"), "-K"))
 
     def _check_classes(self):
         if self.S1 is None:
@@ -91,11 +99,13 @@ class Params:
         """Every named parameter: the globals, the machine's, the protocol classes', C."""
         own = self.machine.param_names if self.machine else ()
         copy = (COPY,) if self.C is not None else ()
+        copy += (CALL,) if self.K is not None else ()
         return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ()) + copy
 
     @property
     def theta(self) -> list[float]:
         copy = [self.C] if self.C is not None else []
+        copy += [self.K] if self.K is not None else []
         return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes, *copy]
 
     def index(self, name: str) -> int:
@@ -109,7 +119,7 @@ class Params:
 
     def kind(self, name: str) -> str:
         """'time' (ns) or 'gap' (ns per byte)."""
-        if name != COPY:  # C can be set on any point (with_values), so it is always known
+        if name not in (COPY, CALL):  # C and K can be set on any point (with_values): always known
             self.index(name)
         return machines.kind_of(name)
 
@@ -124,12 +134,12 @@ class Params:
         """The same point with any named parameters changed (``{"intra.L": "0.2us"}``); C
         may be set on any point (it then prices the copies instead of O)."""
         changes = {**(values or {}), **kw}
-        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES or k == COPY}
+        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES or k in (COPY, CALL)}
         vals, cls = list(self.values), list(self.classes)
         for name, v in changes.items():
             if name in CLASS_PARAMS and self.S1 is not None:
                 cls[CLASS_PARAMS.index(name)] = v
-            elif name not in PARAM_NAMES and name != COPY:
+            elif name not in PARAM_NAMES and name not in (COPY, CALL):
                 vals[self.index(name) - len(PARAM_NAMES)] = v
         return dataclasses.replace(self, values=tuple(vals), classes=tuple(cls), **glob)
 
@@ -176,6 +186,8 @@ class Params:
             out.update(zip(CLASS_PARAMS, self.classes))
         if self.C is not None:
             out[COPY] = self.C
+        if self.K is not None:
+            out[CALL] = self.K
         return out
 
     def describe(self) -> str:
@@ -194,6 +206,8 @@ class Params:
             )
         if self.C is not None:
             text += f" C={self.C:g} ns/B"
+        if self.K is not None:
+            text += f" K={fmt_time(self.K)}"
         return text
 
     @classmethod

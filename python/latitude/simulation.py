@@ -193,7 +193,8 @@ def loggopsim_params(params: Params) -> tuple[Params, list[str]]:
     a note for every value that changes (a calibrated machine has sub-ns G and O: below
     0.5 ns per byte they become 0, so the simulation has no per-byte term)."""
     kw, changed = {}, []
-    names = PARAM_NAMES + (("C",) if params.C is not None else ())  # C prices the local copies
+    # C prices the local copies, K the collective calls' ends
+    names = PARAM_NAMES + tuple(n for n in ("C", "K") if getattr(params, n) is not None)
     for name in names:
         v = float(getattr(params, name))
         r = float(math.floor(v + 0.5))

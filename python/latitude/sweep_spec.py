@@ -53,8 +53,16 @@ OPTION_PARSERS = {
     "protocol": lambda v, where: _choice(v, where, ("handshake", "loggopsim")),
     "nic_serialization": lambda v, where: _boolean(v, where),
 }
-# The LogGPS values, and the copy cost C (any point may set it; docs/model.md §1).
-VALUE_PARSERS = {"L": parse_time, "o": parse_time, "g": parse_time, "G": parse_gap, "O": parse_gap, "C": parse_gap}
+# The LogGPS values, the copy cost C and the call cost K (any point may set them; docs/model.md §1).
+VALUE_PARSERS = {
+    "L": parse_time,
+    "o": parse_time,
+    "g": parse_time,
+    "G": parse_gap,
+    "O": parse_gap,
+    "C": parse_gap,
+    "K": parse_time,
+}
 # Input kinds whose graph depends on a seed / on the collective algorithms.
 SEEDED = ("job",)
 COLL_KINDS = ("job", "trace")

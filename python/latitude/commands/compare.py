@@ -95,7 +95,7 @@ def run(args) -> int:
         t.add_row(r.name, net, fx(r.params.value(args.param)), fmt_time(r.prediction.runtime_ns), f"{lam:,}", *tols)
     con.print(t)
     # λ of every latency parameter per machine (the globals o, g, G, O and the copy cost C are left out)
-    per_byte = ("o", "g", "G", "O", "C")
+    per_byte = ("o", "g", "G", "O", "C", "K")
     names = [n for n in dict.fromkeys(n for r in cmp.results for n in r.params.names) if n not in per_byte]
     lt = Table(title="λ per latency parameter (links of each class crossed on the critical path)")
     lt.add_column("machine")

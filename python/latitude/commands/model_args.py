@@ -29,6 +29,11 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
         help="cost per byte of a local memory copy (a collective's own block; default: priced as -O)",
     )
     grp.add_argument(
+        "-K",
+        metavar="TIME",
+        help="the MPI library's own cost of one collective call on a rank, beyond its messages (default: none)",
+    )
+    grp.add_argument(
         "-S", metavar="SIZE", help="eager limit: larger messages use rendezvous (default 256KiB; 'inf' = all eager)"
     )
     grp.add_argument("--rendezvous", choices=PROTOCOLS, help="rendezvous protocol (default handshake)")
@@ -59,7 +64,7 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
 def params_from_args(args: argparse.Namespace) -> Params:
     base = Params.from_machine(args.machine) if getattr(args, "machine", None) else Params()
     kw = {}
-    for name in PARAM_NAMES + ("S", "C"):
+    for name in PARAM_NAMES + ("S", "C", "K"):
         value = getattr(args, name, None)
         if value is not None:
             kw[name] = value
