@@ -1,6 +1,6 @@
 """Calibration: each parameter is identified by the measurement that isolates it (o from the
 calls' own times, L from the round trip minus them, per protocol, G from large messages, C
-from cold memory copies) and
+from cold memory copies, K from collective calls against exchanges of the same bytes) and
 recovered from measurements generated with the model's formulas (exactly, and within noise
 for random machines, with the uncertainty covering the error); L = 0 is refused; a noisy
 machine is flagged; samples are saved and fit again; the machine file is what --machine reads;
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from jsonschemas import check
-from latitude import calibrate, loggp_fit
+from latitude import calibrate, loggp_fit, tomlfile
 from latitude.errors import InputError, ToolError
 from latitude.params import Params
 from tracetools import OMPI_RUN, run
@@ -28,11 +28,13 @@ SIZES = [0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1048576]
 COPY_SIZES = [65536, 262144, 1048576, 2097152, 4194304]
 
 
-def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None, C=None) -> calibrate.Measurements:
+def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None, C=None, K=None) -> calibrate.Measurements:
     """latitude-calib's output for a machine that follows the model (µs); with noise, the
     samples behind each statistic too (11 batches, 21 calls). L_r: the rendezvous messages'
     own latency (MPI's rendezvous set-up beyond the model's). C: cold copies of b·C + 1 µs
-    (None: no copy lines, as latitude-calib printed before it measured them)."""
+    (None: no copy lines, as latitude-calib printed before it measured them). K: exchanges of
+    1 µs (0 B) and 1.2 µs (8 B) per call, a barrier K + 0.3 µs above the first and an allreduce
+    K − 0.3 µs above the second (None: no coll lines)."""
     L_r = L if L_r is None else L_r
 
     def jitter(v):
@@ -58,6 +60,12 @@ def synthetic(L, o, G, O, S, noise=0.0, rng=None, L_r=None, C=None) -> calibrate
         batches = [jitter(1000 + (s - 1) * C) / 1e3 for _ in range(11)]
         lines.append(f"samples,copy,{s}," + ";".join(f"{v:.6f}" for v in batches))
         lines.append(f"copy,{s},{statistics.median(batches):.6f}")
+    if K is not None:
+        base = {("exchange", 0): 1000, ("barrier", 0): 1300 + K, ("exchange", 8): 1200, ("allreduce", 8): 900 + K}
+        for (name, s), ns in base.items():
+            batches = [jitter(ns) / 1e3 for _ in range(11)]
+            lines.append(f"samples,coll_{name},{s}," + ";".join(f"{v:.6f}" for v in batches))
+            lines.append(f"coll,{name},{s},{statistics.median(batches):.6f}")
     return calibrate.Measurements.parse("\n".join(lines))
 
 
@@ -144,6 +152,84 @@ def test_samples_without_copies_still_load_and_refit(tmp_path):
     old = loggp_fit.fit(calibrate.combine(calibrate.read_samples(str(tmp_path / "old.csv"))))
     assert new.C == pytest.approx(0.2, rel=0.05) and old.C is None
     assert (old.L, old.o, old.G) == (new.L, new.o, new.G)
+
+
+def coll_text(exchange0, barrier, exchange8, allreduce) -> str:
+    """latitude-calib's coll lines for the given per-batch µs per call."""
+    lines = []
+    for (name, s), vals in zip(calibrate.COLLS, (exchange0, barrier, exchange8, allreduce)):
+        lines.append(f"samples,coll_{name},{s}," + ";".join(map(str, vals)))
+        lines.append(f"coll,{name},{s},{statistics.median(vals)}")
+    return "\n".join(lines)
+
+
+def test_collective_cost_is_the_calls_beyond_their_messages(tmp_path):
+    """K is the median over batches of ((barrier − 0 B exchange) + (allreduce − 8 B exchange)) / 2,
+    batch i of each kind paired: a batch slower in all four (preempted) changes nothing; it
+    goes to [loggps] with K_std in [fit] and a note, and to the JSON as K_ns."""
+    pp = "".join(f"{k},0,{v}\nsamples,{k},0,{v};{v};{v}\n" for k, v in (("o_send", 0.2), ("o_recv", 0.2)))
+    pp += "pingpong,0,1.0,1.0,1.0,3\nsamples,pingpong,0,1.0;1.0;1.0\neager,4096\n"
+    # per batch: (2.0 + 2.4) / 2 = 2.2, (1.8 + 2.0) / 2 = 1.9, (3.0 + 3.0) / 2 = 3.0 µs -> 2.2 µs
+    m = calibrate.Measurements.parse(
+        pp + coll_text([1.0, 1.0, 9.0], [3.0, 2.8, 12.0], [1.2, 1.2, 9.0], [3.6, 3.2, 12.0])
+    )
+    assert m.coll[("barrier", 0)] == 3.0 and m.coll[("allreduce", 8)] == 3.6
+    assert loggp_fit.coll_cost(m) == pytest.approx(2200)
+    f = loggp_fit.fit(m)
+    assert f.K == pytest.approx(2200) and f.uncertainty["K"]["method"] == "bootstrap"
+    note = next(n for n in f.notes if n.startswith("K = "))
+    assert note.startswith("K = 2.20 ± ") and "priced once per rank per collective call" in note, note
+    assert "2-rank barrier − 0 B exchange, allreduce of 8 B − 8 B exchange" in note
+    assert "K = 2200.0" in loggp_fit.table(f)
+    check("calibrate", f.to_dict())
+    # three noisy runs of the synthetic machine: K within the noise, its spread over the runs
+    rng = random.Random(13)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.01, S=16384, noise=0.02, rng=rng, K=2100) for _ in range(3)]
+    f = loggp_fit.fit(calibrate.combine(runs))
+    assert f.K == pytest.approx(2100, rel=0.05) and f.to_dict()["K_ns"] == f.K
+    assert 0 < f.uncertainty["K"]["std"] < 100 and f.uncertainty["K"]["n"] == 3
+    assert f.K == statistics.median(loggp_fit.coll_cost(r) for r in runs)
+    text = loggp_fit.to_toml(f, "x")
+    data = tomlfile.tomllib.loads(text)
+    assert data["loggps"]["K"] == f"{f.K:.6g}ns" and data["fit"]["K_std"] == pytest.approx(
+        f.uncertainty["K"]["std"], rel=1e-5
+    )
+    exact = loggp_fit.fit(synthetic(L=700, o=250, G=0.03, O=0.01, S=16384, K=2100))
+    assert exact.K == pytest.approx(2100) and 'K = "2100ns"' in loggp_fit.to_toml(exact, "x")
+
+
+def test_collective_cost_not_positive_or_within_its_spread_is_zero_with_a_note():
+    """K ≤ 0 (a barrier no slower than its exchange), or a K smaller than its spread over the
+    runs, is written as K = 0, never silently."""
+    f = loggp_fit.fit(synthetic(L=700, o=250, G=0.03, O=0.01, S=16384, K=-150))
+    assert f.K == 0.0 and 'K = "0ns"' in loggp_fit.to_toml(f, "x")
+    note = next(n for n in f.notes if n.startswith("K = "))
+    assert note.startswith("K = -150.0 ± 0.0 ns measured") and "not positive" in note and note.endswith(": K = 0"), note
+    check("calibrate", f.to_dict())
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.01, S=16384, K=k) for k in (50, 400, -300)]
+    f = loggp_fit.fit(calibrate.combine(runs))
+    assert f.K == 0.0 and f.uncertainty["K"]["std"] > 50
+    assert any("smaller than its spread" in n and n.endswith(": K = 0") for n in f.notes), f.notes
+
+
+def test_samples_without_collectives_still_load_and_have_no_K(tmp_path):
+    """A samples file written before the collectives were measured (no coll_* rows) still
+    loads and has no K (none in the machine file, a note saying so); one with them refits the
+    same K as the measurements it was written from."""
+    rng = random.Random(14)
+    runs = [synthetic(L=700, o=250, G=0.03, O=0.0, S=16384, noise=0.02, rng=rng, K=800) for _ in range(2)]
+    calibrate.write_samples(runs, str(tmp_path / "new.csv"))
+    lines = (tmp_path / "new.csv").read_text().splitlines()
+    assert {ln.split(",")[1] for ln in lines if ",coll_" in ln} == {"coll_exchange", "coll_barrier", "coll_allreduce"}
+    (tmp_path / "old.csv").write_text("\n".join(ln for ln in lines if ",coll_" not in ln) + "\n")
+    new = loggp_fit.fit(calibrate.combine(calibrate.read_samples(str(tmp_path / "new.csv"))))
+    old = loggp_fit.fit(calibrate.combine(calibrate.read_samples(str(tmp_path / "old.csv"))))
+    assert new.K == pytest.approx(loggp_fit.fit(calibrate.combine(runs)).K, abs=0.1)
+    assert new.K == pytest.approx(800, rel=0.1) and old.K is None
+    assert (old.L, old.o, old.G) == (new.L, new.o, new.G)
+    assert "K =" not in loggp_fit.to_toml(old, "x") and "K_std" not in loggp_fit.to_toml(old, "x")
+    assert any(n.startswith("K not measured") for n in old.notes) and old.to_dict()["K_ns"] is None
+    check("calibrate", old.to_dict())
 
 
 def test_repeated_runs_are_combined_by_per_size_medians():
@@ -330,6 +416,23 @@ def test_calibrate_real_short_run(ompi_apps, tmp_path):
     assert 0.01 < p.C < 1.0 and s["C_ns"] == pytest.approx(p.C, rel=1e-5)
     assert all(len(r.samples[("copy", 4194304)]) == 3 for r in runs)
     assert "C_std = " in out.read_text()
+
+
+def test_calibrate_real_measures_K(ompi_apps, tmp_path):
+    """A real 2-rank calibration writes K ≥ 0 in [loggps] with K_std in [fit], keeps the
+    collectives' per-batch samples, and --from-samples on them writes the same K. (The machine
+    file is read as TOML: what --machine makes of K is the model's, not calibrate's.)"""
+    out, again = tmp_path / "machine.toml", tmp_path / "again.toml"
+    short = ["--sizes", "8,1KiB", "--batches", "3", "--iters", "20", "--repeat", "2", "--allow-zero-L"]
+    run([sys.executable, "-m", "latitude", "calibrate", "-o", out, *short, "--", OMPI_RUN, "-np", "2"], timeout=300)
+    data = tomlfile.read(out)[0]
+    K = data["loggps"]["K"]
+    assert K.endswith("ns") and float(K[:-2]) >= 0 and data["fit"]["K_std"] >= 0
+    samples = tmp_path / "machine.samples.csv"
+    runs = calibrate.read_samples(str(samples))
+    assert len(runs) == 2 and all(len(r.samples[("coll_barrier", 0)]) == 3 for r in runs)
+    run([sys.executable, "-m", "latitude", "calibrate", "--from-samples", samples, "-o", again, "--allow-zero-L"])
+    assert tomlfile.read(again)[0]["loggps"]["K"] == K
 
 
 def test_calibrate_under_the_tracer(ompi_apps, tmp_path):

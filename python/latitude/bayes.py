@@ -27,6 +27,11 @@ no parameter with the messages', so its posterior would be its own factor, and a
 the machine's point value of C (``Posterior.apply`` changes only the sampled columns). Its
 spread is in the machine file's ``[fit] C_std``.
 
+The collective call's cost K is not sampled either, for the same reason (its samples, the
+per-batch times of back-to-back barriers, allreduces and exchanges, share no parameter with
+the round trips' model): a draw keeps the machine's point value of K, its spread is in
+``[fit] K_std``.
+
 Likelihood: every sample is Student-t distributed (ν = NU = 6 degrees of freedom) around its
 model value with a *relative* scale, σ_h for the round trips and σ_c for the calls (machine
 noise grows with the time measured); both scales are parameters of the posterior too. Heavy

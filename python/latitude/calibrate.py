@@ -5,15 +5,20 @@ it prints, combining repeated runs, and saving / reloading the raw samples.
 half round trips per size (per batch the median of round trips timed one by one), the time
 inside an eager MPI_Send (o_send) and inside an MPI_Recv of a message already there (o_recv),
 the per-message time of back-to-back sends, the eager limit S, the time of memcpy calls of
-64 KiB to 4 MiB with cold caches, and the cost of one clock read (subtracted from every timed
-interval). :mod:`latitude.loggp_fit` turns them into L, o, g, G, O, S and the copy cost C.
+64 KiB to 4 MiB with cold caches, the time per call of back-to-back MPI_Barrier, MPI_Allreduce
+of one double and MPI_Sendrecv of 0 and 8 bytes (with exactly 2 ranks), and the cost of one
+clock read (subtracted from every timed interval). :mod:`latitude.loggp_fit` turns them into
+L, o, g, G, O, S, the copy cost C and the collective call's cost K.
 
 The samples behind each statistic (per-batch half round trips, every timed o_send / o_recv
-call, per-batch copy times, per run) are kept: `latitude calibrate -o machine.toml` saves them next to the machine
-file (``machine.samples.csv``: run, kind, bytes, index, value_us) and `--from-samples` fits
-them again without running anything, so a calibration can be re-analysed (other estimators,
+call, per-batch copy times, per-batch collective and exchange times, per run) are kept:
+`latitude calibrate -o machine.toml` saves them next to the machine file
+(``machine.samples.csv``: run, kind, bytes, index, value_us) and `--from-samples` fits them
+again without running anything, so a calibration can be re-analysed (other estimators,
 protocol size classes, Bayesian fits) from the data of the run. A samples file written before
-the copies were measured has no `copy` rows: it still loads, and its fit has no C.
+the copies were measured has no `copy` rows: it still loads, and its fit has no C; one
+written before the collectives were measured has no `coll_*` rows: it still loads, and its
+fit has no K.
 """
 
 from __future__ import annotations
@@ -30,7 +35,23 @@ from latitude.errors import InputError, ToolError
 from latitude.outputs import write_text
 
 DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
-SAMPLE_KINDS = ("pingpong", "o_send", "o_recv", "copy")
+# the collective calls and their point-to-point references: (name, bytes), as latitude-calib
+# prints them (`coll,<name>,<bytes>,<µs per call>`; samples of kind coll_<name>)
+COLLS = (("exchange", 0), ("barrier", 0), ("exchange", 8), ("allreduce", 8))
+SAMPLE_KINDS = ("pingpong", "o_send", "o_recv", "copy", "coll_exchange", "coll_barrier", "coll_allreduce")
+
+# fields per line of latitude-calib's output, by kind (other kinds: the program's own output)
+LINE_FIELDS = {
+    "pingpong": 6,
+    "o_send": 3,
+    "o_recv": 3,
+    "stream": 3,
+    "copy": 3,
+    "coll": 4,
+    "eager": 2,
+    "timer": 2,
+    "samples": 4,
+}
 
 
 @dataclass
@@ -42,6 +63,7 @@ class Measurements:
     o_recv: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)  # size -> µs per message
     copy: dict = field(default_factory=dict)  # size -> median µs of a cold memcpy
+    coll: dict = field(default_factory=dict)  # (name, bytes) -> median over batches of µs per call
     eager: int | None = None  # None: no limit found (all eager)
     timer_ns: float | None = None  # cost of one clock read, already subtracted
     samples: dict = field(default_factory=dict)  # (kind, size) -> values (µs)
@@ -65,14 +87,17 @@ class Measurements:
 
     def _line(self, parts: list[str]) -> None:
         kind = parts[0]
-        want = {"pingpong": 6, "o_send": 3, "o_recv": 3, "stream": 3, "copy": 3, "eager": 2, "timer": 2, "samples": 4}
-        want = want.get(kind)
+        want = LINE_FIELDS.get(kind)
         if want and len(parts) != want:
             raise ValueError
         if kind == "pingpong":
             self.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
         elif kind in ("o_send", "o_recv", "stream", "copy"):
             getattr(self, kind)[int(parts[1])] = float(parts[2])
+        elif kind == "coll":
+            if (parts[1], int(parts[2])) not in COLLS:
+                raise ValueError
+            self.coll[(parts[1], int(parts[2]))] = float(parts[3])
         elif kind == "eager":
             self.eager = None if parts[1] == "inf" else int(parts[1])
         elif kind == "timer":
@@ -90,6 +115,8 @@ class Measurements:
         for (kind, size), vals in samples.items():
             if kind == "pingpong":
                 m.pingpong[size] = (min(vals), statistics.median(vals), statistics.fmean(vals))
+            elif kind.startswith("coll_"):
+                m.coll[(kind[len("coll_") :], size)] = statistics.median(vals)
             else:
                 getattr(m, kind)[size] = statistics.median(vals)
         if not m.pingpong:
@@ -107,7 +134,7 @@ def combine(runs: list[Measurements]) -> Measurements:
     for size in sorted(set().union(*(r.pingpong for r in runs))):
         have = [r.pingpong[size] for r in runs if size in r.pingpong]
         m.pingpong[size] = tuple(statistics.median(v[i] for v in have) for i in range(3))
-    for kind in ("o_send", "o_recv", "stream", "copy"):
+    for kind in ("o_send", "o_recv", "stream", "copy", "coll"):
         table = getattr(m, kind)
         for size in sorted(set().union(*(getattr(r, kind) for r in runs))):
             table[size] = statistics.median(getattr(r, kind)[size] for r in runs if size in getattr(r, kind))

@@ -31,6 +31,14 @@ measurement:
   costs). O is not it: O is the per-byte cost of the eager path's copy of small messages that
   are in cache (0.03 ns/B on the development VM, where a cold 2 MiB copy takes 0.07–0.08).
   Without copy measurements (an older samples file) there is no C and copies are priced by O.
+* K (the software cost of one collective call on one rank, beyond its messages): with 2 ranks,
+  per batch ((barrier − 0 B exchange) + (allreduce of one double − 8 B exchange)) / 2 per
+  call, where the exchange is MPI_Sendrecv with the peer (what a 2-rank barrier and a 2-rank
+  recursive-doubling allreduce send), then the median over the batches (a preempted batch
+  only adds time). Batch i of the four kinds is measured in the same round, so the
+  differences pair calls that saw the same machine state. A K that is not positive, or
+  smaller than its own spread, is written as 0 with a note. Without collective measurements
+  (an older samples file, or not 2 ranks) there is no K.
 
 Uncertainty: the spread of the same estimates over the repeated runs (`--repeat`, default 3),
 or, for a single run, a bootstrap over its samples. Noise: how much the half round trips of a
@@ -47,12 +55,12 @@ import statistics
 from dataclasses import dataclass, field
 
 from latitude import tomlfile
-from latitude.calibrate import Measurements
+from latitude.calibrate import COLLS, Measurements
 from latitude.errors import ToolError
 
 R2_MIN = 0.95  # below: the model does not describe the measurements
 NOISE_MAX = 0.10  # above: half round trips of a size vary too much between runs / batches
-PARAMS = ("L", "o", "G", "O", "L_rendezvous", "C")
+PARAMS = ("L", "o", "G", "O", "L_rendezvous", "C", "K")
 
 
 def b(s: int) -> int:
@@ -79,6 +87,7 @@ class Estimate:
     L_rendezvous: float | None
     s0: int  # the smallest eager size with call times (o and L come from it)
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
+    K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
 
 
 def copy_slope(m: Measurements) -> float | None:
@@ -89,6 +98,26 @@ def copy_slope(m: Measurements) -> float | None:
         return None
     slope = _line([b(s) for s in sizes], [m.copy[s] * 1e3 for s in sizes])[0]
     return slope if slope > 0 else None
+
+
+def coll_cost(m: Measurements) -> float | None:
+    """K (ns): the median over batches of ((barrier − exchange of 0 B) + (allreduce − exchange of
+    8 B)) / 2 per call, from a run's per-batch samples (batch i of each kind from the same
+    round); for combined runs the median of the runs' K; from the medians per kind when there
+    are no samples. None without all four kinds."""
+    keys = [(f"coll_{name}", size) for name, size in COLLS]
+    if all(k in m.samples for k in keys):
+        ex0, bar, ex8, red = (m.samples[k] for k in keys)
+        if len({len(ex0), len(bar), len(ex8), len(red)}) == 1:
+            per = [((b_ - e0) + (r - e8)) / 2 * 1e3 for e0, b_, e8, r in zip(ex0, bar, ex8, red)]
+            return statistics.median(per)
+    if m.runs:
+        ks = [k for k in map(coll_cost, m.runs) if k is not None]
+        return statistics.median(ks) if ks else None
+    if all(k in m.coll for k in COLLS):
+        ex0, bar, ex8, red = (m.coll[k] for k in COLLS)
+        return ((bar - ex0) + (red - ex8)) / 2 * 1e3
+    return None
 
 
 def estimate(m: Measurements) -> Estimate:
@@ -118,7 +147,7 @@ def estimate(m: Measurements) -> Estimate:
         G = max(0.0, slope_e - O) if slope_e is not None else 0.0
         if rndv:
             L_r = (h[rndv[0]] - 3 * o - b(rndv[0]) * G) / 3
-    return Estimate(L, o, G, O, L_r, s0, copy_slope(m))
+    return Estimate(L, o, G, O, L_r, s0, copy_slope(m), coll_cost(m))
 
 
 @dataclass
@@ -140,6 +169,7 @@ class Fit:
     noise: float | None = None  # typical relative spread of a size's half round trip
     runs: int = 1
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
+    K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
 
     @property
     def max_rel_error(self) -> float:
@@ -163,6 +193,7 @@ class Fit:
             "G_ns": self.G,
             "O_ns": self.O,
             "C_ns": self.C,
+            "K_ns": self.K,
             "S": self.S,
             "L_rendezvous_ns": self.L_rendezvous,
             "uncertainty": self.uncertainty,
@@ -208,8 +239,8 @@ def fit(m: Measurements) -> Fit:
     r2 = 1 - sum(r["residual_ns"] ** 2 for r in rows) / ss_tot if ss_tot else 1.0
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
-    f.C = e.C
-    notes += _copy_notes(m, f) + _quality_notes(f) + _two_states(runs)
+    f.C, f.K = e.C, e.K
+    notes += _copy_notes(m, f) + _coll_notes(f) + _quality_notes(f) + _two_states(runs)
     return f
 
 
@@ -225,6 +256,31 @@ def _copy_notes(m: Measurements, f: Fit) -> list[str]:
     return [
         f"C = {f.C:.4g}{pm} ns/B ({1 / f.C:.3g} GB/s): the slope of memcpy of {span} with cold caches, "
         f"both ranks copying at once; a collective's own-block copy is priced b·C, not b·O (O = {f.O:.3g} ns/B)"
+    ]
+
+
+COLL_MEASURED = "2-rank barrier − 0 B exchange, allreduce of 8 B − 8 B exchange"
+
+
+def _coll_notes(f: Fit) -> list[str]:
+    """K's note; a K that is not positive or smaller than its spread becomes 0, said here."""
+    if f.K is None:
+        return ["K not measured (no collective samples; measured with exactly 2 ranks): no K is written"]
+    u = f.uncertainty.get("K")
+    std = u["std"] if u else None
+    big = max(abs(f.K), std or 0) >= 1000  # µs, else ns
+    scale, fmt, unit = (1e3, ".2f", "µs") if big else (1.0, ".1f", "ns")
+    value = f"{format(f.K / scale, fmt)}{f' ± {format(std / scale, fmt)}' if std is not None else ''} {unit}"
+    if f.K <= 0 or (std is not None and f.K < std):
+        why = "not positive" if f.K <= 0 else "smaller than its spread"
+        f.K = 0.0
+        return [
+            f"K = {value} measured ({COLL_MEASURED}): {why}, a collective call costs no more than its "
+            "messages here: K = 0"
+        ]
+    return [
+        f"K = {value}: a collective call costs this much more than its messages ({COLL_MEASURED}); "
+        "priced once per rank per collective call"
     ]
 
 
@@ -298,7 +354,8 @@ def _uncertainty(runs: list[Measurements], draws: int = 100) -> dict:
         rng, one, method = random.Random(1), runs[0], "bootstrap"
         ests = []
         for _ in range(draws):
-            resampled = {k: rng.choices(v, k=len(v)) for k, v in one.samples.items()}
+            resampled = {k: rng.choices(v, k=len(v)) for k, v in one.samples.items() if not k[0].startswith("coll_")}
+            resampled |= _paired_draw(rng, {k: v for k, v in one.samples.items() if k[0].startswith("coll_")})
             ests.append(estimate(Measurements.from_samples(resampled, one.stream, one.eager, one.timer_ns)))
     else:
         return {}
@@ -310,6 +367,16 @@ def _uncertainty(runs: list[Measurements], draws: int = 100) -> dict:
         if vals:
             out[name] = _spread(vals, method)
     return out
+
+
+def _paired_draw(rng: random.Random, samples: dict) -> dict:
+    """The collective kinds' batches resampled together (the same batches for every kind:
+    K pairs batch i of each)."""
+    if not samples:
+        return {}
+    n = min(map(len, samples.values()))
+    idx = rng.choices(range(n), k=n)
+    return {k: [v[i] for i in idx] for k, v in samples.items()}
 
 
 def _noise(runs: list[Measurements]) -> float | None:
@@ -425,6 +492,7 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
         f'G = "{f.G:.6g}ns"',
         f'O = "{f.O:.6g}ns"',
         *([f'C = "{f.C:.6g}ns"'] if f.C is not None else []),
+        *([f'K = "{f.K:.6g}ns"'] if f.K is not None else []),
         f"S = {f.S}" if f.S is not None else 'S = "inf"',
         'protocol = "handshake"',
         "",
@@ -470,6 +538,8 @@ def table(f: Fit) -> str:
     ]
     if f.C is not None:
         out.append(f"C = {f.C:.5f}{_pm(f, 'C', '.5f')} ns/B (a local copy, cold caches: {1 / f.C:.3g} GB/s)")
+    if f.K is not None:
+        out.append(f"K = {f.K:.1f}{_pm(f, 'K', '.1f')} ns (a collective call beyond its messages, per rank)")
     if f.L_rendezvous is not None:
         out.append(f"L measured by rendezvous messages: {f.L_rendezvous:.1f}{_pm(f, 'L_rendezvous', '.1f')} ns")
     out += ["", f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}"]

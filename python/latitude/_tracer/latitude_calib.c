@@ -12,18 +12,28 @@
  *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
  *   copy,<bytes>,<median_us>          memcpy of <bytes> with cold caches (the copy cost C):
  *                                     per batch the median of its copies, then over the batches
+ *   coll,<name>,<bytes>,<median_us>   mean time per call of back-to-back MPI calls (the cost K of
+ *                                     a collective call beyond its messages), name one of
+ *                                     exchange (MPI_Sendrecv of <bytes> with the peer, 0 and 8),
+ *                                     barrier (MPI_Barrier, 0) or allreduce (MPI_Allreduce of
+ *                                     one double, 8): per batch the mean of its calls, then the
+ *                                     median over the batches; only with exactly 2 ranks
  *   samples,<kind>,<bytes>,<v>;<v>;...  the values behind pingpong (per-batch medians), o_send
- *                                     and o_recv (every call) and copy (per-batch medians):
- *                                     saved by `latitude calibrate`
+ *                                     and o_recv (every call), copy (per-batch medians) and
+ *                                     coll (kinds coll_exchange, coll_barrier, coll_allreduce:
+ *                                     per-batch means, batch i of each kind measured in the
+ *                                     same round): saved by `latitude calibrate`
  *   selfcheck,<bytes>,<delta_us>,<block>,<median_us>,<min_us>,<mean_us>,<iters>
  *                                     injector self-check: half round trips of one block at ΔL
  *
  * Medians of calls timed one by one, because preemption (another process on the core) only
  * ever adds time to a call: a batch mean takes in every preemption, a median does not.
+ * The collective calls are too short to time one by one against their clock reads, so they
+ * are timed in batches and the median is taken over the batches instead.
  *
  * usage: latitude-calib [--sizes 0,8,...] [--batches N] [--iters N] [--what LIST]
  *                       [--deltas 0,1,5,...] [--copy-sizes 65536,...] [--copy-pool MiB]
- *   --what    comma list of pingpong,overhead,stream,eager,copy (default all), or selfcheck
+ *   --what    comma list of pingpong,overhead,stream,eager,copy,coll (default all), or selfcheck
  *   --copy-sizes  bytes per memcpy (default 64 KiB to 4 MiB)
  *   --copy-pool   MiB each rank's copies rotate through (default twice the last-level cache,
  *                 64 MiB to 1 GiB)
@@ -347,6 +357,66 @@ static void copies(const long *sizes, int n, int batches, long pool_mib)
     free(med);
 }
 
+/* The software cost of a collective call beyond its messages (the parameter K), with exactly
+ * 2 ranks. In a 2-rank MPI_Barrier the library exchanges one 0-byte message with the peer,
+ * and a recursive-doubling MPI_Allreduce of one double is one 8-byte exchange plus the
+ * reduction: each collective minus MPI_Sendrecv of the same bytes with the peer is what the
+ * collective call costs beyond its point-to-point messages. Per batch, `iters` back-to-back
+ * calls of each kind in turn (COLLS: the pairs side by side, so a change of machine state
+ * falls on all four alike), timed together on rank 0 as a mean per call; the kinds' batch i
+ * share a round (the fit pairs them). The collectives run on MPI_COMM_WORLD, the exchanges on
+ * the pair's communicator (the same two ranks). */
+enum { N_COLLS = 4 };
+static const struct {
+    const char *name;
+    int bytes;
+} COLLS[N_COLLS] = {{"exchange", 0}, {"barrier", 0}, {"exchange", 8}, {"allreduce", 8}};
+
+static void coll_call(int k, int peer)
+{
+    double x = 1.0, y;
+    switch (k) {
+    case 1:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case 3:
+        MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    default: /* 0, 2: the exchange */
+        MPI_Sendrecv(buf, COLLS[k].bytes, MPI_BYTE, peer, 8, rbuf, COLLS[k].bytes, MPI_BYTE, peer, 8,
+                     comm, MPI_STATUS_IGNORE);
+    }
+}
+
+static void collectives(int batches, int iters)
+{
+    int peer = 1 - rank;
+    double *mean[N_COLLS];
+    for (int k = 0; k < N_COLLS; k++) {
+        mean[k] = malloc(sizeof *mean[k] * (size_t)batches);
+        for (int i = 0; i < 10; i++) /* warm up */
+            coll_call(k, peer);
+    }
+    for (int b = 0; b < batches; b++)
+        for (int k = 0; k < N_COLLS; k++) {
+            MPI_Barrier(MPI_COMM_WORLD); /* both ranks start the batch together */
+            double t0 = now_us();
+            for (int i = 0; i < iters; i++)
+                coll_call(k, peer);
+            mean[k][b] = (now_us() - t0 - timer_us) / iters;
+        }
+    for (int k = 0; k < N_COLLS; k++) {
+        char kind[32];
+        snprintf(kind, sizeof kind, "coll_%s", COLLS[k].name);
+        if (rank == 0)
+            print_samples(kind, COLLS[k].bytes, mean[k], batches);
+        double m = median(mean[k], batches);
+        if (rank == 0)
+            printf("coll,%s,%d,%.4f\n", COLLS[k].name, COLLS[k].bytes, m);
+        free(mean[k]);
+    }
+}
+
 /* Does MPI_Send of s bytes return before the receiver posts its receive (300 µs later,
  * progressing MPI meanwhile)? */
 static int is_eager(long s)
@@ -436,7 +506,7 @@ int main(int argc, char **argv)
                            "0,8,64,256,1024,2048,4096,8192,16384,65536,262144,1048576");
     int batches = atoi(arg(argc, argv, "--batches", "11"));
     int iters = atoi(arg(argc, argv, "--iters", "200"));
-    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager,copy");
+    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager,copy,coll");
     const char *dlist = arg(argc, argv, "--deltas", "0,1,5,20,100,500");
     const char *clist = arg(argc, argv, "--copy-sizes", "65536,262144,1048576,2097152,4194304");
     long pool_mib = atol(arg(argc, argv, "--copy-pool", "0"));
@@ -502,6 +572,8 @@ int main(int argc, char **argv)
         eager_limit(maxs > 4 << 20 ? maxs : 4 << 20);
     if (strstr(what, "copy"))
         copies(csizes, nc, batches, pool_mib);
+    if (strstr(what, "coll") && size == 2) /* other sizes: no coll lines (no K) */
+        collectives(batches, iters);
     fflush(stdout);
     MPI_Finalize();
     free(buf);

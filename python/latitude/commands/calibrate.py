@@ -1,4 +1,5 @@
-"""``latitude calibrate``: measure L, o, g, G, O, S and the copy cost C and write a machine file."""
+"""``latitude calibrate``: measure L, o, g, G, O, S, the copy cost C and the collective call's cost K
+and write a machine file."""
 
 from __future__ import annotations
 
@@ -25,18 +26,20 @@ The launcher command is given without a program: Latitude appends its measuremen
 messages you care about travel (two nodes for the network, one node for shared memory).
 o is the time inside MPI_Send/MPI_Recv of a small message, L the half round trip minus both
 (per protocol), G the slope over large messages, C the slope of memcpy of 64 KiB to 4 MiB with
-cold caches (the cost per byte of a collective's local copy); each with its spread over the
---repeat runs.
+cold caches (the cost per byte of a collective's local copy), K what a collective call costs
+beyond its messages (2-rank barrier − 0 B exchange, allreduce of 8 B − 8 B exchange; measured
+only when the launcher starts exactly 2 ranks); each with its spread over the --repeat runs.
 With -o, every sample is saved next to the machine file (NAME.samples.csv)."""
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "calibrate",
-        help="measure the LogGPS parameters (ping-pong, overheads, streaming, local copies)",
+        help="measure the LogGPS parameters (ping-pong, overheads, streaming, local copies, collective calls)",
         description="Measure half round trips, the time inside send and receive calls, back-to-back "
-        "sends, the eager limit and cold memory copies on ranks 0 and 1; identify L, o, g, G, O, S and "
-        "the copy cost C with their "
+        "sends, the eager limit and cold memory copies on ranks 0 and 1, and barriers and allreduces against "
+        "exchanges of the same bytes (2 ranks); identify L, o, g, G, O, S, the copy cost C and the "
+        "collective call's cost K with their "
         "uncertainty, print them with the model against every measured size and write a machine "
         "file usable as --machine.",
         epilog=EPILOG,
@@ -84,7 +87,7 @@ def register(subparsers) -> None:
         "--bayes",
         action="store_true",
         help="also sample the posterior of L, o, G, O, the protocol classes' terms and the noise by MCMC "
-        "(emcee); C stays at its point value; with -o saved as "
+        "(emcee); C and K stay at their point values; with -o saved as "
         "NAME.posterior.csv (give it to predict --posterior)",
     )
     g.add_argument(
