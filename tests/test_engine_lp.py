@@ -2,7 +2,7 @@
 
 For ≥ 1,000 random MPI-like programs (2–7 ranks, blocking and nonblocking rounds, eager
 and rendezvous sizes, both rendezvous protocols, with and without NIC serialization, local
-copies priced by O or by the copy cost C) the
+copies priced by O or by the copy cost C, collective calls' ends priced by the call cost K) the
 HiGHS optimum equals the engine's T within 1e-9 relative, and the reduced cost of `l`
 equals λ_L wherever T is differentiable in L (left = right derivative); at a critical
 latency it is a subgradient, λ_left ≤ rc ≤ λ_right (with three or more critical paths
@@ -44,13 +44,16 @@ def random_case(i):
         spec["p_copy"] = 0.3
     if i % 8 == 7:  # ... or b·C, the copy cost of its own (docs/model.md §1)
         params = params.replace(C=rng.choice([0.07, 0.5, 3.0]))
+    if i % 6 == 5:  # computations that end collective calls, priced K (docs/model.md §1)
+        spec["p_call"] = 0.4
+        params = params.replace(K=rng.choice([0, 250, 2500.5]))
     return spec, params
 
 
 @pytest.mark.parametrize("block", range(12))
 def test_engine_equals_lp_on_random_graphs(block):
     per = N_GRAPHS // 12
-    kinks = [0]
+    kinks, calls = [0], 0
     for i in range(block * per, (block + 1) * per):
         spec, params = random_case(i)
         g = latitude.Graph.random(**spec)
@@ -69,7 +72,12 @@ def test_engine_equals_lp_on_random_graphs(block):
         if params.C is not None:  # the copy cost's column: a subgradient of T in C
             rc_c = sol["reduced_costs"]["C"]
             assert pred.lambda_left["C"] - 1e-6 <= rc_c <= pred.lambda_["C"] + 1e-6, (i, rc_c)
+        if params.K is not None:  # the call cost's column: a subgradient of T in K
+            rc_k = sol["reduced_costs"]["K"]
+            assert pred.lambda_left["K"] - 1e-6 <= rc_k <= pred.lambda_["K"] + 1e-6, (i, rc_k)
+            calls += pred.lambda_["K"]
     assert kinks[0] < per // 2, "most sampled points should be differentiable"
+    assert calls > 0, "some collective calls' ends lie on critical paths"
 
 
 def test_worked_example_fig4b(examples):

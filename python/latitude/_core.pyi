@@ -84,6 +84,7 @@ class Graph:
         p_extra_edge: float = 0.2,
         unsafe_exchanges: bool = False,
         p_copy: float = 0.0,
+        p_call: float = 0.0,
     ) -> Graph: ...
     @staticmethod
     def load_lgraph(path: str) -> Graph: ...

@@ -183,7 +183,7 @@ class Fit:
         from latitude.params import Params
 
         S = self.S if self.S is not None else "inf"
-        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O, S=S, protocol="handshake", C=self.C)
+        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O, S=S, protocol="handshake", C=self.C, K=self.K)
 
     def to_dict(self) -> dict:
         return {

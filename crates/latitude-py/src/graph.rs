@@ -126,7 +126,7 @@ impl Graph {
 
     /// A random MPI-like program (property tests, benches).
     #[staticmethod]
-    #[pyo3(signature = (ranks=4, rounds=6, seed=1, max_calc=5000, sizes=None, p_nonblocking=0.5, p_message=0.7, p_extra_edge=0.2, unsafe_exchanges=false, p_copy=0.0))]
+    #[pyo3(signature = (ranks=4, rounds=6, seed=1, max_calc=5000, sizes=None, p_nonblocking=0.5, p_message=0.7, p_extra_edge=0.2, unsafe_exchanges=false, p_copy=0.0, p_call=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn random(
         py: Python<'_>,
@@ -140,8 +140,10 @@ impl Graph {
         p_extra_edge: f64,
         unsafe_exchanges: bool,
         p_copy: f64,
+        p_call: f64,
     ) -> PyResult<Graph> {
-        let mut spec = RandomSpec { ranks, rounds, seed, max_calc, p_nonblocking, p_message, p_extra_edge, unsafe_exchanges, p_copy, ..Default::default() };
+        let mut spec =
+            RandomSpec { ranks, rounds, seed, max_calc, p_nonblocking, p_message, p_extra_edge, unsafe_exchanges, p_copy, p_call, ..Default::default() };
         if let Some(s) = sizes {
             spec.sizes = s;
         }
@@ -187,6 +189,8 @@ impl Graph {
         d.set_item("source", g.source().map(|s| s.path.clone()))?;
         d.set_item("max_cpu", g.max_cpu())?;
         d.set_item("max_nic", g.max_nic())?;
+        // the ends of collective calls (what the call cost K prices)
+        d.set_item("collective_calls", g.colls().marks.len())?;
         Ok(d)
     }
 

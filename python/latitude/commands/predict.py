@@ -46,6 +46,14 @@ def traced_run_check(graph, predicted_ns: float):
     return run, traced_run.check(run, predicted_ns)
 
 
+def call_cost_unused(graph, params) -> str | None:
+    """A K the graph cannot use: it marks no collective call (a generated job, GOAL text
+    without `//@call` lines), so K prices nothing and λ_K is 0."""
+    if params.K and not graph.info.get("collective_calls"):
+        return "K is set but the graph marks no collective calls (a generated job or GOAL text without //@call): K prices nothing here"
+    return None
+
+
 def credible(args, graph, params):
     """T's posterior predictive (latitude.bayes.credible) when --posterior is given."""
     if not args.posterior:
@@ -64,6 +72,7 @@ def run(args) -> int:
     graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
     run_info, warning = traced_run_check(graph, pred.runtime_ns)
+    warnings = [w for w in (warning, call_cost_unused(graph, params)) if w]
     cred = credible(args, graph, params)
     if args.json:
         out = pred.to_dict()
@@ -73,11 +82,11 @@ def run(args) -> int:
             out["path"] = pred.path()
         if run_info is not None:
             out["traced_run"] = run_info.to_dict()
-        out["warnings"] = [warning] if warning else []
+        out["warnings"] = warnings
         print_json(out)
         return 0
-    if warning:
-        print(f"latitude: warning: {warning}", file=sys.stderr)
+    for w in warnings:
+        print(f"latitude: warning: {w}", file=sys.stderr)
     con = console()
     for table in prediction_tables(pred, graph.info):
         con.print(table)
