@@ -23,6 +23,9 @@ pub fn write_goal_to<W: Write>(g: &ExecGraph, w: &mut W) -> std::io::Result<()> 
     let mut num = itoa::Buffer::new();
     // vertex -> its collective-call mark, for the `//@call` annotations
     let marks: std::collections::HashMap<u32, &CollMark> = g.colls().marks.iter().map(|m| (m.vertex, m)).collect();
+    // a call's id is only shared by its members: numbered 1, 2, … as the text meets them, so
+    // the text does not depend on how a reader numbered communicators
+    let mut call_ids: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     writeln!(w, "num_ranks {}", g.num_ranks())?;
     for r in 0..g.num_ranks() as usize {
         write!(w, "\nrank {r} {{\n")?;
@@ -31,7 +34,9 @@ pub fn write_goal_to<W: Write>(g: &ExecGraph, w: &mut W) -> std::io::Result<()> 
             if let Some(m) = marks.get(&v) {
                 let (coll, alg) = &g.colls().kinds[m.kind as usize];
                 // Latitude's annotation (docs/graph-format.md): the calc ends a collective call.
-                writeln!(w, "//@call {coll} {alg} {} {} {}", m.procs, m.bytes, m.instance)?;
+                let next = call_ids.len() as u64 + 1;
+                let id = *call_ids.entry(m.instance).or_insert(next);
+                writeln!(w, "//@call {coll} {alg} {} {} {id}", m.procs, m.bytes)?;
             }
             write_op(g, v, w, &mut num)?;
         }
