@@ -491,9 +491,31 @@ def repair(path: Path) -> bool:
     """Close the file of a rank that was killed outright (SIGKILL): drop the zero bytes after
     its last record (the tracer maps the file ahead of the data) and the unfinished record
     after the last complete line, however long either is, and append "#@ end killed".
-    Returns True if the file needed it."""
+    A compressed rank's text is in its ".raw" sibling until the run ends (lt_buf.c): when one
+    is left, that text is closed so and compressed into the rank file. Returns True if the
+    file needed it."""
+    raw = path.with_name(path.name + ".raw")
+    if raw.exists():
+        return _compress_raw(raw, path)
     if is_compressed(path):
         return _repair_compressed(path)
+    return _repair_plain(path)
+
+
+def _compress_raw(raw: Path, path: Path) -> bool:
+    """The ".raw" text a killed compressed rank left, repaired as a plain file and compressed
+    over its (empty or partly written) rank file; the ".raw" file is removed."""
+    _repair_plain(raw)
+    tmp = path.with_name(path.name + ".repair")
+    with open(raw, "rb") as f, open(tmp, "wb") as out, gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as g:
+        while chunk := f.read(1 << 20):
+            g.write(chunk)
+    os.replace(tmp, path)
+    raw.unlink()
+    return True
+
+
+def _repair_plain(path: Path) -> bool:
     size = path.stat().st_size
     with open(path, "r+b") as f:
         f.seek(max(0, size - 4096))

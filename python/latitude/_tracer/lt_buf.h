@@ -14,6 +14,7 @@
 void lt_flush_locked(void);
 void lt_reserve_locked(size_t need);
 char *lt_ensure(char *p, size_t more); /* room for `more` bytes inside an open record */
+int lt_buf_raw(const char *path);        /* a compressed trace: open "<path>.raw" (before open) */
 int lt_buf_open(size_t size);            /* after lt.fd is open */
 void lt_buf_end(const char *reason, size_t n); /* "#@ end <reason>", final size, close */
 

@@ -202,7 +202,7 @@ static void write_header(void)
     *p++ = '\n';
     lt.used = (size_t)(p - lt.buf);
     if (lt.gz)
-        lt_flush_locked(); /* a compressed file holds its header from the start, like a mapped one */
+        lt_flush_locked(); /* on disk from the start (in the ".raw" sibling when it is mapped) */
     lt_unlock();
 }
 
@@ -218,7 +218,9 @@ void lt_start(int thread_multiple)
     char path[4096];
     trace_path(path, sizeof path);
     lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)(lt.gz ? 1 : 8) << 20)) != 0) {
+    if (lt.gz)
+        lt_buf_raw(path); /* the text while the run lasts; deflated at its end (lt_buf.c) */
+    if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20)) != 0) {
         fprintf(stderr, "latitude-trace: rank %d: cannot write %s: %s (not tracing)\n",
                 lt.rank, path, strerror(errno));
         if (lt.fd >= 0)

@@ -54,7 +54,11 @@ def register(subparsers) -> None:
         help="zero-pad rank numbers in file names as liballprof does "
         "(default: unpadded, the names Schedgen and LLAMP look for)",
     )
-    p.add_argument("--buffer", metavar="SIZE", help="per-rank trace buffer (default 1MiB; 8MiB with --plain)")
+    p.add_argument(
+        "--buffer",
+        metavar="SIZE",
+        help="per-rank trace window (default 8MiB; compressed, also the most text per gzip member, up to 1MiB)",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--compress",
