@@ -239,8 +239,9 @@ def fit(m: Measurements) -> Fit:
     r2 = 1 - sum(r["residual_ns"] ** 2 for r in rows) / ss_tot if ss_tot else 1.0
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
-    f.C, f.K = e.C, e.K
-    notes += _copy_notes(m, f) + _coll_notes(f) + _quality_notes(f) + _two_states(runs)
+    f.C = e.C
+    f.K, coll_notes = _coll_cost(e.K, f.uncertainty.get("K"))
+    notes += _copy_notes(m, f) + coll_notes + _quality_notes(f) + _two_states(runs)
     return f
 
 
@@ -262,23 +263,22 @@ def _copy_notes(m: Measurements, f: Fit) -> list[str]:
 COLL_MEASURED = "2-rank barrier − 0 B exchange, allreduce of 8 B − 8 B exchange"
 
 
-def _coll_notes(f: Fit) -> list[str]:
-    """K's note; a K that is not positive or smaller than its spread becomes 0, said here."""
-    if f.K is None:
-        return ["K not measured (no collective samples; measured with exactly 2 ranks): no K is written"]
-    u = f.uncertainty.get("K")
+def _coll_cost(k: float | None, u: dict | None) -> tuple[float | None, list[str]]:
+    """The K to write and its note: a measured K that is not positive or smaller than its
+    spread is written as 0, and the note says so."""
+    if k is None:
+        return None, ["K not measured (no collective samples; measured with exactly 2 ranks): no K is written"]
     std = u["std"] if u else None
-    big = max(abs(f.K), std or 0) >= 1000  # µs, else ns
+    big = max(abs(k), std or 0) >= 1000  # µs, else ns
     scale, fmt, unit = (1e3, ".2f", "µs") if big else (1.0, ".1f", "ns")
-    value = f"{format(f.K / scale, fmt)}{f' ± {format(std / scale, fmt)}' if std is not None else ''} {unit}"
-    if f.K <= 0 or (std is not None and f.K < std):
-        why = "not positive" if f.K <= 0 else "smaller than its spread"
-        f.K = 0.0
-        return [
+    value = f"{format(k / scale, fmt)}{f' ± {format(std / scale, fmt)}' if std is not None else ''} {unit}"
+    if k <= 0 or (std is not None and k < std):
+        why = "not positive" if k <= 0 else "smaller than its spread"
+        return 0.0, [
             f"K = {value} measured ({COLL_MEASURED}): {why}, a collective call costs no more than its "
             "messages here: K = 0"
         ]
-    return [
+    return k, [
         f"K = {value}: a collective call costs this much more than its messages ({COLL_MEASURED}); "
         "priced once per rank per collective call"
     ]
