@@ -244,8 +244,9 @@ static void deflate_raw(int fd, uint64_t n)
     unlink(raw_path);
 }
 
-/* Append "#@ end <reason>\n" and give the file its final size. Async-signal-safe (no
- * allocation, only pwrite/ftruncate/munmap/close and lt_zip) so signal handlers can call it;
+/* Append "#@ end <reason>\n" and give the file its final size (a compressed trace: deflate its
+ * ".raw" text). Async-signal-safe (no allocation, only pread/pwrite/ftruncate/munmap/close/
+ * unlink and lt_zip) so signal handlers can call it;
  * signals are blocked meanwhile, so a handler cannot end the file a second time while the last
  * member is being deflated. */
 void lt_buf_end(const char *reason, size_t n)

@@ -218,7 +218,7 @@ void lt_start(int thread_multiple)
     char path[4096];
     trace_path(path, sizeof path);
     lt.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (lt.gz)
+    if (lt.gz && lt.fd >= 0)
         lt_buf_raw(path); /* the text while the run lasts; deflated at its end (lt_buf.c) */
     if (lt.fd < 0 || lt_buf_open(env_size("LATITUDE_TRACE_BUFFER", (size_t)8 << 20)) != 0) {
         fprintf(stderr, "latitude-trace: rank %d: cannot write %s: %s (not tracing)\n",
