@@ -44,7 +44,7 @@
 use super::plan::Plan;
 use super::walk::{route_of, walk, Domain, Quantity, NO_TERM, VIA_PARTNER};
 use crate::error::Result;
-use crate::graph::{CallEnds, Dep, ExecGraph, Kind, NONE};
+use crate::graph::{Dep, ExecGraph, Kind, NONE};
 use crate::model::{b, p, Lin, Point, Protocol};
 use crate::net::Routes;
 
@@ -129,8 +129,7 @@ pub fn decompose<R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, pt: &Point) -> 
     let mut dom = Times { s: vec![0; n], e: vec![0; n], scale: pt.scale(), pt: *pt };
     let mut rec = vec![NO_TERM; n];
     walk(g, plan, net, &mut dom, Some(&mut rec));
-    let ends = g.call_ends(&plan.model);
-    let cx = Ctx { g, plan, net, pt, s: &dom.s, e: &dom.e, rec: &rec, ends: &ends };
+    let cx = Ctx { g, plan, net, pt, s: &dom.s, e: &dom.e, rec: &rec };
     let mut out = Decomposition::default();
     let (off, ids) = g.by_rank();
     let mut t = 0i128;
@@ -153,8 +152,6 @@ struct Ctx<'a, R> {
     s: &'a [i128],
     e: &'a [i128],
     rec: &'a [u32],
-    /// The calcs that end collective calls and pay K (none without K).
-    ends: &'a CallEnds,
 }
 
 /// The ordered pieces of one op's interval (at most 7: no allocation per op).
@@ -275,7 +272,7 @@ impl<R: Routes> Ctx<'_, R> {
 
     /// A calc that copies or pays K: MPI time, cut like a message op.
     fn is_mpi_calc(&self, v: u32) -> bool {
-        self.g.copy(v) != 0 || self.ends.has(v)
+        self.g.copy(v) != 0 || self.plan.call_ends.has(v)
     }
 
     /// The ordered segments of message op v's interval (module comment).
@@ -286,7 +283,7 @@ impl<R: Routes> Ctx<'_, R> {
             // parameter, else O: stack, like O); a call's end then pays K (stack).
             let model = &self.plan.model;
             let mut stack = b(g.copy(v as u32)) as i128 * self.pt.theta[model.copy_param()];
-            if let (true, Some(k)) = (self.ends.has(v as u32), model.call) {
+            if let (true, Some(k)) = (self.plan.call_ends.has(v as u32), model.call) {
                 stack += self.pt.theta[k as usize];
             }
             return Segs::of(&[(Part::Compute, g.val[v] as i128 * self.pt.unit), (Part::Stack, stack)]);

@@ -172,7 +172,7 @@ pub fn summarize<R: Routes>(g: &ExecGraph, steps: &[Step], pt: &Point, net: &R, 
 /// Follow the winner records back from E(last) to a start at time 0.
 pub(crate) fn backtrack(g: &ExecGraph, plan: &Plan, rec: &[u32], last: u32) -> Vec<Step> {
     let model = &plan.model;
-    let ends = g.call_ends(model);
+    let ends = &plan.call_ends;
     let mut steps = Vec::new();
     let mut push = |vertex: u32, kind: StepKind, cost: Affine| steps.push(Step { vertex, kind, cost });
     let (mut v, mut at_end) = (last as usize, true);

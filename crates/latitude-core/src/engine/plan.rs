@@ -8,7 +8,7 @@
 //! multi-point passes cache-resident on graphs of 10⁸ vertices.
 
 use crate::error::{Error, Result};
-use crate::graph::{order, slots, Arr, ExecGraph, Kind, OrderKind, IREQ, NONE};
+use crate::graph::{order, slots, Arr, CallEnds, ExecGraph, Kind, OrderKind, IREQ, NONE};
 use crate::model::{p, Model, Point, NPARAM};
 use crate::net::Routes;
 
@@ -29,6 +29,9 @@ pub struct Plan {
     copy_total: f64,
     /// Collective calls' ends (each priced K when the model has it).
     calls_total: f64,
+    /// The calcs that pay the call cost K: the ends of the collective calls when the model
+    /// has K, else none (built once here, read by every pass).
+    pub(crate) call_ends: CallEnds,
 }
 
 impl Plan {
@@ -76,7 +79,8 @@ impl Plan {
             (slots, sink, bounds)
         };
         let calls_total = g.colls.marks.len() as f64;
-        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total, copy_total, calls_total })
+        let call_ends = if model.call.is_some() { g.colls.ends(g.len()) } else { CallEnds::NONE };
+        Ok(Plan { model, slot, nslots, gap_prev, sink, calc_total, coeff_total, copy_total, calls_total, call_ends })
     }
 
     /// No `requires` edge consumes v's end.

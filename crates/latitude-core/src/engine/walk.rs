@@ -84,7 +84,7 @@ pub fn walk<D: Domain, R: Routes>(g: &ExecGraph, plan: &Plan, net: &R, dom: &mut
     let mut store: Vec<[D::Val; 2]> = vec![[zero, zero]; plan.nslots.max(1)];
     let mut cands: Vec<D::Val> = Vec::with_capacity(16);
     let model = &plan.model;
-    let ends = g.call_ends(model);
+    let ends = &plan.call_ends;
     let slot = &plan.slot;
     for v in 0..g.len() {
         if v % COLLECT_EVERY == 0 && !dom.collect(&mut store) {

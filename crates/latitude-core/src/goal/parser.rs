@@ -90,6 +90,10 @@ struct CallMark {
     instance: u64,
 }
 
+/// The annotations' names in messages.
+const COPY: &str = "'//@copy'";
+const CALL: &str = "'//@call'";
+
 /// An annotation just read.
 enum Pending {
     Copy(u64),
@@ -335,15 +339,14 @@ impl Parser {
     /// comment before an ordinary calc.
     fn pragma(&mut self, c: &mut Cur) -> Result<()> {
         c.i += 3;
-        let word = c.ident();
-        if word != Some(b"copy") && word != Some(b"call") {
-            return Err(self.err(format!(
+        let (what, pending) = match c.ident() {
+            Some(b"copy") => (COPY, self.copy_annotation(c)?),
+            Some(b"call") => (CALL, self.call_annotation(c)?),
+            _ => return Err(self.err(format!(
                 "expected 'copy' or 'call' after '//@' (Latitude's annotations: '//@copy 8b' and '//@call allreduce recdoub 2 8 1' before a calc), found {}",
                 c.found()
-            )));
-        }
-        let what = if word == Some(b"copy") { "'//@copy'" } else { "'//@call'" };
-        let pending = if word == Some(b"copy") { self.copy_annotation(c)? } else { self.call_annotation(c)? };
+            ))),
+        };
         self.end_of_statement(c, || format!("a {what} annotation"))?;
         if self.rank.is_none() {
             return Err(self.err(format!("{what} outside a rank block (it annotates the calc that follows it)")));
@@ -393,8 +396,8 @@ impl Parser {
 
     /// The earliest annotation still waiting for its calc: (its line, its name).
     fn pending_first(&self) -> Option<(u64, &'static str)> {
-        let copy = self.pending_copy.as_ref().map(|p| (p.1, "'//@copy'"));
-        copy.into_iter().chain(self.pending_call.as_ref().map(|p| (p.1, "'//@call'"))).min()
+        let copy = self.pending_copy.as_ref().map(|p| (p.1, COPY));
+        copy.into_iter().chain(self.pending_call.as_ref().map(|p| (p.1, CALL))).min()
     }
 
     fn close_block(&mut self) -> Result<()> {
@@ -430,7 +433,7 @@ impl Parser {
             }
             _ => {
                 if let Some((at, what)) = self.pending_first() {
-                    let does = if what == "'//@copy'" { "copy bytes" } else { "end a collective call" };
+                    let does = if what == COPY { "copy bytes" } else { "end a collective call" };
                     return Err(self.err(format!("a {} after {what} (line {at}): only a calc can {does}", kind.name())));
                 }
                 let size = self.int(c, "message size")?;

@@ -22,13 +22,26 @@ pub struct CollMark {
     pub instance: u64,
 }
 
-/// The vertices that end a rank's part of a collective call, as a bitset (`CollCalls::ends`).
+/// The vertices that end a rank's part of a collective call, as a bitset (`CollCalls::ends`;
+/// the simulator keeps one by its program index).
 #[derive(Clone, Debug, Default)]
 pub struct CallEnds(Vec<u64>);
 
 impl CallEnds {
     /// No vertex ends a call (`has` is always false).
     pub const NONE: CallEnds = CallEnds(Vec::new());
+
+    /// The set of `ids` (each below `n`); empty, with no allocation, when there are none.
+    pub fn of(n: usize, ids: impl IntoIterator<Item = u32>) -> CallEnds {
+        let mut bits = Vec::new();
+        for v in ids {
+            if bits.is_empty() {
+                bits = vec![0u64; n.div_ceil(64)];
+            }
+            bits[v as usize >> 6] |= 1 << (v & 63);
+        }
+        CallEnds(bits)
+    }
 
     #[inline]
     pub fn has(&self, v: u32) -> bool {
@@ -139,14 +152,7 @@ impl CollCalls {
     /// The marked vertices as a set over a graph of `n` vertices (what the call cost K
     /// prices, model.rs); empty without marks.
     pub fn ends(&self, n: usize) -> CallEnds {
-        let mut bits = Vec::new();
-        if !self.marks.is_empty() {
-            bits = vec![0u64; n.div_ceil(64)];
-            for m in &self.marks {
-                bits[m.vertex as usize >> 6] |= 1 << (m.vertex & 63);
-            }
-        }
-        CallEnds(bits)
+        CallEnds::of(n, self.marks.iter().map(|m| m.vertex))
     }
 
     /// After the graph was renumbered: vertex `old` is now `new_id[old]`.

@@ -165,15 +165,6 @@ impl ExecGraph {
     pub fn colls(&self) -> &CollCalls {
         &self.colls
     }
-    /// The calcs that pay the call cost K when `model` has one (`Model::call`): the ends of
-    /// the collective calls; none when the model has no K.
-    pub fn call_ends(&self, model: &crate::model::Model) -> CallEnds {
-        if model.call.is_some() {
-            self.colls.ends(self.len())
-        } else {
-            CallEnds::NONE
-        }
-    }
     /// Raw predecessor entries of `v` (with the `IREQ` flag bit).
     pub fn preds_raw(&self, v: u32) -> &[u32] {
         let v = v as usize;

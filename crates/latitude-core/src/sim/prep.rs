@@ -11,7 +11,7 @@
 //! independent of how the graph happens to be stored.
 
 use crate::error::{Error, Result};
-use crate::graph::{Dep, ExecGraph, Kind, NONE};
+use crate::graph::{CallEnds, Dep, ExecGraph, Kind, NONE};
 
 /// Largest rank count the simulator supports.
 pub const MAX_SIM_RANKS: u32 = 1 << 30;
@@ -59,9 +59,9 @@ pub struct SimGraph {
     pub(crate) nnic: usize,
     /// Bytes each calc copies (program index; empty when no op copies), beside `ops` too.
     copy: Vec<u64>,
-    /// The calcs that end a collective call (program index, a bitset; empty without
-    /// calls): each lasts K more when the model has the call cost K.
-    call_end: Vec<u64>,
+    /// The calcs that end a collective call (program index; empty without calls): each
+    /// lasts K more when the model has the call cost K.
+    call_end: CallEnds,
     /// Number of vertices of the graph this was built for (a consistency check).
     n: usize,
 }
@@ -92,14 +92,7 @@ impl SimGraph {
         let nic = Slots::new(&orig, |v| g.nic(v));
         let (ncpu, nnic) = (cpu.len(), nic.len());
         let copy = if g.has_copies() { orig.iter().map(|&v| g.copy(v)).collect() } else { Vec::new() };
-        let mut call_end = Vec::new();
-        if !g.colls().is_empty() {
-            call_end = vec![0u64; (n + 1).div_ceil(64)];
-            for m in &g.colls().marks {
-                let i = index[m.vertex as usize];
-                call_end[i as usize >> 6] |= 1 << (i & 63);
-            }
-        }
+        let call_end = CallEnds::of(n, g.colls().marks.iter().map(|m| index[m.vertex as usize]));
         Ok(SimGraph { ops, orig, index, succ, npred, roots, partner, cpu, nic, ncpu, nnic, copy, call_end, n })
     }
 
@@ -131,7 +124,7 @@ impl SimGraph {
     /// Whether calc i (program index) ends a collective call (what K prices).
     #[inline]
     pub(crate) fn call_end(&self, i: u32) -> bool {
-        self.call_end.get(i as usize >> 6).is_some_and(|w| w >> (i & 63) & 1 == 1)
+        self.call_end.has(i)
     }
 
     /// CPU slot of program index i (see `cpu_index` for the graph's number).
