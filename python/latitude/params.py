@@ -32,6 +32,8 @@ COPY = machines.COPY
 # paid where the rank's part of the call ends (docs/model.md §1). Optional: unset (None), a
 # call costs its messages alone, as before K existed.
 CALL = machines.CALL
+# The optional named parameters any point may set, in θ's order after the classes'.
+OPTIONAL = (COPY, CALL)
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}
@@ -96,17 +98,19 @@ class Params:
 
     @property
     def names(self) -> tuple:
-        """Every named parameter: the globals, the machine's, the protocol classes', C."""
+        """Every named parameter: the globals, the machine's, the protocol classes', C and K."""
         own = self.machine.param_names if self.machine else ()
-        copy = (COPY,) if self.C is not None else ()
-        copy += (CALL,) if self.K is not None else ()
-        return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ()) + copy
+        optional = tuple(n for n, _ in self._optional())
+        return PARAM_NAMES + own + (CLASS_PARAMS if self.S1 is not None else ()) + optional
 
     @property
     def theta(self) -> list[float]:
-        copy = [self.C] if self.C is not None else []
-        copy += [self.K] if self.K is not None else []
-        return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes, *copy]
+        optional = [v for _, v in self._optional()]
+        return [self.L, self.o, self.g, self.G, self.O, *self.values, *self.classes, *optional]
+
+    def _optional(self) -> list[tuple[str, float]]:
+        """(name, value) of each optional parameter this point sets (C, K)."""
+        return [(n, getattr(self, n)) for n in OPTIONAL if getattr(self, n) is not None]
 
     def index(self, name: str) -> int:
         try:
@@ -119,7 +123,7 @@ class Params:
 
     def kind(self, name: str) -> str:
         """'time' (ns) or 'gap' (ns per byte)."""
-        if name not in (COPY, CALL):  # C and K can be set on any point (with_values): always known
+        if name not in OPTIONAL:  # C and K can be set on any point (with_values): always known
             self.index(name)
         return machines.kind_of(name)
 
@@ -134,12 +138,12 @@ class Params:
         """The same point with any named parameters changed (``{"intra.L": "0.2us"}``); C
         may be set on any point (it then prices the copies instead of O)."""
         changes = {**(values or {}), **kw}
-        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES or k in (COPY, CALL)}
+        glob = {k: v for k, v in changes.items() if k in PARAM_NAMES or k in OPTIONAL}
         vals, cls = list(self.values), list(self.classes)
         for name, v in changes.items():
             if name in CLASS_PARAMS and self.S1 is not None:
                 cls[CLASS_PARAMS.index(name)] = v
-            elif name not in PARAM_NAMES and name not in (COPY, CALL):
+            elif name not in PARAM_NAMES and name not in OPTIONAL:
                 vals[self.index(name) - len(PARAM_NAMES)] = v
         return dataclasses.replace(self, values=tuple(vals), classes=tuple(cls), **glob)
 
@@ -184,10 +188,7 @@ class Params:
         if self.S1 is not None:
             out["S1"] = self.S1
             out.update(zip(CLASS_PARAMS, self.classes))
-        if self.C is not None:
-            out[COPY] = self.C
-        if self.K is not None:
-            out[CALL] = self.K
+        out.update(self._optional())
         return out
 
     def describe(self) -> str:

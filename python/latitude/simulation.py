@@ -23,7 +23,7 @@ from latitude._core import available_memory
 from latitude.errors import InputError
 from latitude.noise import parse_all
 from latitude.outputs import open_atomic
-from latitude.params import PARAM_NAMES, Params
+from latitude.params import OPTIONAL, PARAM_NAMES, Params
 
 SEMANTICS = ("design", "loggopsim")
 
@@ -194,7 +194,7 @@ def loggopsim_params(params: Params) -> tuple[Params, list[str]]:
     0.5 ns per byte they become 0, so the simulation has no per-byte term)."""
     kw, changed = {}, []
     # C prices the local copies, K the collective calls' ends
-    names = PARAM_NAMES + tuple(n for n in ("C", "K") if getattr(params, n) is not None)
+    names = PARAM_NAMES + tuple(n for n in OPTIONAL if getattr(params, n) is not None)
     for name in names:
         v = float(getattr(params, name))
         r = float(math.floor(v + 0.5))
