@@ -26,6 +26,7 @@ from latitude.units import in_model_range, parse_gap, parse_time
 GLOBALS = ("L", "o", "g", "G", "O")
 COPY = "C"  # the per-byte cost of a local copy (optional, in [loggps]; docs/model.md §1)
 CALL = "K"  # the cost of one collective call on a rank beyond its messages (optional, in [loggps])
+OPTIONAL = (COPY, CALL)  # the optional named parameters any point may set
 GAP_PARAMS = ("G", "O", "intra.G", COPY)
 TABLES = ("loggps", "protocols", "nodes", "intra", "topology", "matrix", "params", "fit", "measured")
 INFO_KEYS = ("name", "description", "fit", "measured")  # descriptive (calibrate writes them)
@@ -228,14 +229,14 @@ def read(path: str):
     glob = {}
     for key, value in section.items():
         at = tomlfile.where(path, text, key, table)
-        if key in GLOBALS or key in ("S", COPY, CALL):
+        if key in GLOBALS or key == "S" or key in OPTIONAL:
             glob[key] = tomlfile.number(value, at, f"a number or a quantity such as '3us' for {key}")
         elif key == "protocol":
             glob[key] = tomlfile.string(value, at, "one of handshake, loggopsim")
         elif key == "nic_serialization":
             glob[key] = tomlfile.boolean(value, at, "true or false")
         elif key not in INFO_KEYS:
-            known = ", ".join((*GLOBALS, "S", COPY, CALL, "protocol", "nic_serialization"))
+            known = ", ".join((*GLOBALS, "S", *OPTIONAL, "protocol", "nic_serialization"))
             raise InputError(at, f"unknown machine parameter {key!r} (expected {known})")
 
     glob.update(_protocols(path, text, data.get("protocols")))
@@ -289,7 +290,7 @@ def _machine(r: _Reader, data: dict) -> tuple[Machine, dict]:
         values[f"intra.{k}"] = parse_value(f"intra.{k}", v, f"{r.at(f'intra.{k}')}: intra.{k}")
     extra, params = [], {}
     for k, v in r.table(data, "params", list(data.get("params", {}))).items():
-        if not NAME.match(k) or k in GLOBALS or k in (COPY, CALL):
+        if not NAME.match(k) or k in GLOBALS or k in OPTIONAL:
             raise r.err(f"params.{k}", "expected a new parameter name (letters, digits, _)")
         params[k] = parse_value(k, v, f"{r.at(f'params.{k}')}: params.{k}")
         extra.append(k)
@@ -439,7 +440,7 @@ def read_network(path: str) -> dict:
         if counts["nodes"] is None:
             raise InputError(where, "links come after 'nodes N' (and 'switches S')")
         ends = [_vertex(t, counts, where) for t in tok[:2]]
-        if not NAME.match(tok[2]) or tok[2] in ("switch", COPY, CALL):
+        if not NAME.match(tok[2]) or tok[2] == "switch" or tok[2] in OPTIONAL:
             raise InputError(
                 where, f"expected a link class name (letters, digits, _; not 'switch', 'C' or 'K'), got {tok[2]!r}"
             )

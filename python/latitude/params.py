@@ -33,7 +33,7 @@ COPY = machines.COPY
 # call costs its messages alone, as before K existed.
 CALL = machines.CALL
 # The optional named parameters any point may set, in θ's order after the classes'.
-OPTIONAL = (COPY, CALL)
+OPTIONAL = machines.OPTIONAL
 
 # Defaults: a current InfiniBand-class cluster.
 DEFAULTS = {"L": 3000.0, "o": 1500.0, "g": 0.0, "G": 0.018, "O": 0.0, "S": 256 * 1024}

@@ -508,8 +508,7 @@ def _compress_raw(raw: Path, path: Path) -> bool:
     _repair_plain(raw)
     tmp = path.with_name(path.name + ".repair")
     with open(raw, "rb") as f, open(tmp, "wb") as out, gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as g:
-        while chunk := f.read(1 << 20):
-            g.write(chunk)
+        shutil.copyfileobj(f, g, 1 << 20)
     os.replace(tmp, path)
     raw.unlink()
     return True

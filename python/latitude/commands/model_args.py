@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from latitude.errors import InputError
-from latitude.params import DEFAULTS, PARAM_NAMES, PROTOCOLS, Params
+from latitude.params import DEFAULTS, OPTIONAL, PARAM_NAMES, PROTOCOLS, Params
 from latitude.units import fmt_time, parse_time
 
 
@@ -64,7 +64,7 @@ def add_model_args(p: argparse.ArgumentParser, output_o: bool = False) -> None:
 def params_from_args(args: argparse.Namespace) -> Params:
     base = Params.from_machine(args.machine) if getattr(args, "machine", None) else Params()
     kw = {}
-    for name in PARAM_NAMES + ("S", "C", "K"):
+    for name in PARAM_NAMES + ("S", *OPTIONAL):
         value = getattr(args, name, None)
         if value is not None:
             kw[name] = value
