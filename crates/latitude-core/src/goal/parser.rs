@@ -342,10 +342,12 @@ impl Parser {
         let (what, pending) = match c.ident() {
             Some(b"copy") => (COPY, self.copy_annotation(c)?),
             Some(b"call") => (CALL, self.call_annotation(c)?),
-            _ => return Err(self.err(format!(
+            _ => {
+                return Err(self.err(format!(
                 "expected 'copy' or 'call' after '//@' (Latitude's annotations: '//@copy 8b' and '//@call allreduce recdoub 2 8 1' before a calc), found {}",
                 c.found()
-            ))),
+            )))
+            }
         };
         self.end_of_statement(c, || format!("a {what} annotation"))?;
         if self.rank.is_none() {
