@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from jsonschemas import check
-from latitude import calibrate, loggp_fit, tomlfile
+from latitude import calibrate, loggp_fit, tomlfile, tracer
 from latitude.errors import InputError, ToolError
 from latitude.params import Params
 from tracetools import OMPI_RUN, run
@@ -453,6 +453,25 @@ def test_calibrate_under_the_tracer(ompi_apps, tmp_path):
     assert Params.from_machine(str(out)).o > 0
     assert set(Path(tempfile.gettempdir()).glob("latitude-calib-trace-*")) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["machine.samples.csv", "machine.toml"]
+
+
+def test_calibration_program_reads_no_traced_clock(ompi_apps, tmp_path):
+    """latitude-calib times with clock_gettime, never MPI_Wtime: the tracer records every
+    MPI_Wtime like any MPI call, so reads of it inside the timed round trips made each half
+    round trip under --under-tracer ~80 ns longer than a traced program's (NetPIPE's 8 B:
+    0.40 against 0.50 µs), and every prediction of a traced run came out high."""
+    from latitude import inject
+
+    prog = inject.build_with_spinner(inject.Launch.resolve([OMPI_RUN, "-np", "2"], None), inject.CALIB_PROGRAM)
+    what = ["--what", "pingpong,overhead,stream,eager,coll", "--sizes", "8,65536", "--batches", "2", "--iters", "5"]
+    cmd = [sys.executable, "-m", "latitude", "trace", "-o", tmp_path / "t", "--", OMPI_RUN, "-np", "2", prog, *what]
+    run(cmd, timeout=300, cwd=tmp_path)
+    text = ""
+    for f in tracer.trace_files(tmp_path / "t"):
+        with tracer.open_trace(f) as t:
+            text += t.read().decode()
+    assert "MPI_Send:" in text and "MPI_Barrier:" in text  # the measurements were traced
+    assert "MPI_Wtime:" not in text and "MPI_Wtick:" not in text
 
 
 @pytest.mark.parametrize(
