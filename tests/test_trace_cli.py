@@ -80,13 +80,15 @@ def test_print_command_and_mismatch(tmp_path, tracer_cache):
     ).stdout
     assert re.match(
         r"mpirun -x LD_PRELOAD=\S+/liblatitude_trace\.so -x "
-        rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -x LATITUDE_TRACE_COMPRESS=1 -np 4 \./app$",
+        rf"LATITUDE_TRACE_PREFIX={tmp_path}/pmpi-trace-rank- -x LATITUDE_TRACE_COMPRESS=1 -x LATITUDE_TRACE_PROBE=1 -np 4 \./app$",
         out,
     )
     plain = run([sys.executable, "-m", "latitude", "trace", "--print-command", "--plain", "--", "./app"]).stdout
     # an unknown launcher: the variables go first; the library's own default (plain) is said,
     # so a LATITUDE_TRACE_COMPRESS in the user's environment does not decide
-    assert re.match(r"LD_PRELOAD=\S+ LATITUDE_TRACE_PREFIX=\S+ LATITUDE_TRACE_COMPRESS=0 \./app$", plain), plain
+    assert re.match(
+        r"LD_PRELOAD=\S+ LATITUDE_TRACE_PREFIX=\S+ LATITUDE_TRACE_COMPRESS=0 LATITUDE_TRACE_PROBE=1 \./app$", plain
+    ), plain
     if HAVE_MPICH:
         bad = run(
             [

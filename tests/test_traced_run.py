@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import time
 
 import pytest
 from latitude import traced_run, tracer
-from tracetools import env, ompi
+from tracetools import env, ompi, run, trace
 
 HEADER = "#@ latitude-trace 1\n#@ world rank={r} size=2 host={host} pid=1\n"
 
@@ -120,3 +121,53 @@ def test_predict_warns_about_a_rank_stopped_inside_mpi(ompi_apps, tmp_path):
         [sys.executable, "-m", "latitude", "predict", str(out)], env=env(), capture_output=True, text=True
     )
     assert text.stderr.startswith("latitude: warning: the traced run took")
+
+
+def _machine(path, probe_ns):
+    path.write_text(f'[loggps]\nL = "300ns"\no = "200ns"\nG = "0.1ns"\n\n[fit]\nprobe_ns = {probe_ns}\n')
+    return path
+
+
+def test_machine_state_probe_in_the_header_and_compared_by_predict(ompi_apps, tmp_path):
+    """`latitude trace` has ranks 0 and 1 take the 8 B probe in MPI_Init (PMPI, before the
+    run's time starts); rank 0's header carries it. predict compares it with the machine
+    file's: a probe outside [0.8, 1.25]× the machine's is another machine state, said in a
+    warning; inside, only the ratio is reported."""
+    out = tmp_path / "t"
+    trace(out, [*ompi(3), ompi_apps / "pingpong", "--sizes", "8", "--iters", "20"])
+    files = tracer.trace_files(out)
+    probe = traced_run.probe_of(files[0])
+    assert probe is not None and 10 < probe < 1e6
+    assert traced_run.probe_of(files[1]) is None and traced_run.probe_of(files[2]) is None
+    for factor, warned in ((1.1, False), (1 / 1.1, False), (2.0, True), (0.5, True)):
+        m = _machine(tmp_path / f"m{factor}.toml", probe / factor)
+        cmd = [sys.executable, "-m", "latitude", "predict", str(out), "--machine", str(m), "--json"]
+        s = json.loads(subprocess.run(cmd, env=env(), capture_output=True, text=True, check=True).stdout)
+        assert s["traced_run"]["probe_ns"] == probe
+        assert s["traced_run"]["state_ratio"] == pytest.approx(factor, rel=1e-3)
+        said = [w for w in s["warnings"] if "machine state" in w]
+        assert bool(said) == warned, (factor, s["warnings"])
+        if warned:
+            assert f"{factor:.2f}×" in said[0] and ("more" if factor > 1 else "less") in said[0]
+    no_probe = _machine(tmp_path / "old.toml", 0).read_text().replace("probe_ns = 0\n", "")
+    (tmp_path / "old.toml").write_text(no_probe)  # a machine file from before the probe
+    cmd = [sys.executable, "-m", "latitude", "predict", str(out), "--machine", str(tmp_path / "old.toml"), "--json"]
+    s = json.loads(subprocess.run(cmd, env=env(), capture_output=True, text=True, check=True).stdout)
+    assert "state_ratio" not in s["traced_run"] and not [w for w in s["warnings"] if "machine state" in w]
+
+
+def test_no_probe_without_a_partner_or_when_not_asked(ompi_apps, tmp_path):
+    """One rank has no partner; the library preloaded by hand (no LATITUDE_TRACE_PROBE=1)
+    takes no probe, since the other rank might not be traced and would never answer."""
+    trace(tmp_path / "one", [*ompi(1), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], check=False)
+    files = tracer.trace_files(tmp_path / "one")
+    assert files and all(traced_run.probe_of(f) is None for f in files)
+    printed = run([sys.executable, "-m", "latitude", "trace", "--print-command", "--", "./app"]).stdout
+    lib = re.search(r"LD_PRELOAD=(\S+)", printed).group(1)
+    hand = tmp_path / "hand"
+    hand.mkdir()
+    e = env() | {"LD_PRELOAD": lib, "LATITUDE_TRACE_PREFIX": f"{hand}/pmpi-trace-rank-"}
+    e.pop("LATITUDE_TRACE_PROBE", None)
+    subprocess.run([*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], env=e, check=True, timeout=120)
+    files = tracer.trace_files(hand)
+    assert len(files) == 2 and all(traced_run.probe_of(f) is None for f in files)

@@ -48,7 +48,8 @@ _EXT = {
     "thread": re.compile(r"provided=\d+$"),
     "end": re.compile(r"(finalize|abort -?\d+|signal \d+|exit-without-finalize|killed)$"),
 }
-_HEADER_EXT = {"latitude-trace", "mpi", "world", "clock", "request_size", "const", "comm"}
+_HEADER_EXT = {"latitude-trace", "mpi", "world", "clock", "request_size", "const", "comm", "probe"}
+_PROBE = re.compile(r"half_rt_ns=\d+(\.\d+)? bytes=8 rounds=\d+$")
 
 
 @dataclass
@@ -145,6 +146,8 @@ def parse(path: Path) -> RankTrace:
             key, _, rest = line[3:].partition(" ")
             if in_header and key == "comm":
                 tr.header.setdefault("_comms", []).append(rest)
+            if in_header and key == "probe" and not _PROBE.match(rest):
+                tr.errors.append(f"{where}: malformed extension line {line!r}")
             if in_header and key in _HEADER_EXT and key != "comm":
                 tr.header[key] = rest
                 if key == "const":

@@ -50,6 +50,7 @@ LINE_FIELDS = {
     "coll": 4,
     "eager": 2,
     "timer": 2,
+    "probe": 2,
     "samples": 4,
 }
 
@@ -66,6 +67,7 @@ class Measurements:
     coll: dict = field(default_factory=dict)  # (name, bytes) -> median over batches of µs per call
     eager: int | None = None  # None: no limit found (all eager)
     timer_ns: float | None = None  # cost of one clock read, already subtracted
+    probe_ns: float | None = None  # the machine-state probe (8 B half round trip via PMPI, ns)
     samples: dict = field(default_factory=dict)  # (kind, size) -> values (µs)
     runs: list = field(default_factory=list)  # the single runs, when combined
 
@@ -102,6 +104,8 @@ class Measurements:
             self.eager = None if parts[1] == "inf" else int(parts[1])
         elif kind == "timer":
             self.timer_ns = float(parts[1])
+        elif kind == "probe":
+            self.probe_ns = float(parts[1])
         elif kind == "samples":
             if parts[1] not in SAMPLE_KINDS:
                 raise ValueError
@@ -143,7 +147,14 @@ def combine(runs: list[Measurements]) -> Measurements:
     m.eager = None if mid == math.inf else int(mid)
     timers = [r.timer_ns for r in runs if r.timer_ns is not None]
     m.timer_ns = statistics.median(timers) if timers else None
+    m.probe_ns = probe_ns(runs)
     return m
+
+
+def probe_ns(runs: list[Measurements]) -> float | None:
+    """The machine-state probe of runs combined: the median over the runs that took it."""
+    probes = [r.probe_ns for r in runs if r.probe_ns is not None and r.probe_ns > 0]
+    return statistics.median(probes) if probes else None
 
 
 # ---- the samples file: one row per value, long format (loads into pandas as is) ----
@@ -164,6 +175,8 @@ def write_samples(runs: list[Measurements], path: str) -> None:
         w.writerow([run, "eager", "inf" if m.eager is None else m.eager, 0, ""])
         if m.timer_ns is not None:
             w.writerow([run, "timer", 0, 0, f"{m.timer_ns / 1e3:.6f}"])
+        if m.probe_ns is not None:
+            w.writerow([run, "probe", 8, 0, f"{m.probe_ns / 1e3:.6f}"])
     write_text(path, buf.getvalue(), "samples CSV")
 
 
@@ -181,7 +194,9 @@ def read_samples(path: str) -> list[Measurements]:
         for n, row in enumerate(reader, start=2):
             try:
                 run, kind, size, _, value = row
-                r = runs.setdefault(int(run), {"samples": {}, "stream": {}, "eager": None, "timer": None})
+                r = runs.setdefault(
+                    int(run), {"samples": {}, "stream": {}, "eager": None, "timer": None, "probe": None}
+                )
                 if kind in SAMPLE_KINDS:
                     r["samples"].setdefault((kind, int(size)), []).append(float(value))
                 elif kind == "stream":
@@ -190,6 +205,8 @@ def read_samples(path: str) -> list[Measurements]:
                     r["eager"] = None if size == "inf" else int(size)
                 elif kind == "timer":
                     r["timer"] = float(value) * 1e3
+                elif kind == "probe":
+                    r["probe"] = float(value) * 1e3
                 else:
                     raise ValueError
             except ValueError:
@@ -197,12 +214,15 @@ def read_samples(path: str) -> list[Measurements]:
     if not runs:
         raise InputError(path, "no samples")
     try:
-        return [
+        out = [
             Measurements.from_samples(r["samples"], r["stream"], r["eager"], r["timer"])
             for _, r in sorted(runs.items())
         ]
     except ToolError as err:
         raise InputError(path, str(err)) from None
+    for m, (_, r) in zip(out, sorted(runs.items())):
+        m.probe_ns = r["probe"]
+    return out
 
 
 # ---- running latitude-calib ----
@@ -245,7 +265,7 @@ def _measure_once(launch, argv: list[str], injector_lib, timeout: float, tracer_
     with tempfile.TemporaryDirectory(prefix="latitude-calib-trace-") as tmp:
         # under the tracer, every call pays the recording a traced run's calls pay, compressed
         # as `latitude trace` writes by default; the trace itself is not wanted
-        env = tracer.trace_env(tracer_lib, Path(tmp), compress=True) if tracer_lib else {}
+        env = tracer.trace_env(tracer_lib, Path(tmp), compress=True, probe=False) if tracer_lib else {}
         cmd, env = launch.command(env, argv)
         run = launcher.run(cmd, env, timeout=timeout)
     if run.returncode != 0:

@@ -88,6 +88,7 @@ class Estimate:
     s0: int  # the smallest eager size with call times (o and L come from it)
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
     K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
+    probe_ns: float | None = None  # the machine-state probe of the runs (calibrate.probe_ns)
 
 
 def copy_slope(m: Measurements) -> float | None:
@@ -195,6 +196,7 @@ class Fit:
             "C_ns": self.C,
             "K_ns": self.K,
             "S": self.S,
+            "probe_ns": self.probe_ns,
             "L_rendezvous_ns": self.L_rendezvous,
             "uncertainty": self.uncertainty,
             "noise": self.noise,
@@ -240,6 +242,7 @@ def fit(m: Measurements) -> Fit:
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
     f.C = e.C
+    f.probe_ns = m.probe_ns if m.probe_ns and m.probe_ns > 0 else None
     f.K, coll_notes = _coll_cost(e.K, f.uncertainty.get("K"))
     notes += _copy_notes(m, f) + coll_notes + _quality_notes(f) + _two_states(runs)
     return f
@@ -506,6 +509,10 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
     ]
     if f.noise is not None:
         lines.append(f"noise = {f.noise:.4f}")
+    if f.probe_ns is not None:
+        lines.append(
+            f"probe_ns = {f.probe_ns:.1f}  # 8 B half round trip via PMPI: the machine state (predict compares a trace's)"
+        )
     if f.L_rendezvous is not None:
         lines.append(f"L_rendezvous_ns = {f.L_rendezvous:.1f}")
     for name, u in f.uncertainty.items():

@@ -17,12 +17,21 @@ messages shows as many short ones. `check` therefore counts only stretches of at
 LONG_NS (1 ms: 10 MB at shared-memory speed, more than any message of the programs we test)
 and warns when a prediction falls short of the traced run by more than 10 % and those long
 stretches account for at least half of the shortfall.
+
+It also reads the machine-state probe the tracer took in MPI_Init (`#@ probe`, the median
+8-byte half round trip between ranks 0 and 1 through PMPI). `latitude calibrate` takes the
+same probe in each of its runs and keeps their median in the machine file ([fit] probe_ns).
+On a machine whose process launches land in different states (a VM whose virtual CPUs the
+host places anew: whole runs about twice as fast or slow), the ratio of the two probes says
+whether the traced run saw the calibration's state; `state_check` warns when it is outside
+[1/STATE_RATIO, STATE_RATIO], since then every message's price is off by about that factor.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,6 +39,8 @@ from latitude import tracer
 
 SHORTFALL = 0.10  # prediction below the traced run by more than this: look for a cause
 LONG_NS = 1e6  # an all-in-MPI stretch this long is not one message: preemption
+STATE_RATIO = 1.25  # a traced run's probe this far from its machine's (either way): another state
+PROBE = re.compile(rb"#@ probe half_rt_ns=([0-9.]+)")
 SKIP = (b"MPI_Init", b"MPI_Init_thread", b"MPI_Finalize")
 
 
@@ -41,6 +52,7 @@ class TracedRun:
     longest_ns: float  # the longest such stretch
     longest_call: str  # the call rank 0 was in during it
     longest_at_ns: float  # its start, after rank 0's MPI_Init end
+    probe_ns: float | None = None  # the machine-state probe of rank 0's header, if taken
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,7 +109,38 @@ def analyse(trace: str | os.PathLike) -> TracedRun | None:
                 if stretch > longest:
                     longest, at, call = stretch, since - first, started_in.decode(errors="replace")
             inside -= 1
-    return TracedRun(runtime, total * 1e3, long * 1e3, longest * 1e3, call, at * 1e3)
+    return TracedRun(runtime, total * 1e3, long * 1e3, longest * 1e3, call, at * 1e3, probe_of(files[0]))
+
+
+def probe_of(path: Path) -> float | None:
+    """The `#@ probe` value of a rank file's header (ns), None if it has none."""
+    with tracer.open_trace(path) as f:
+        for line in f:
+            if not line.startswith(b"#"):
+                return None
+            m = PROBE.match(line)
+            if m:
+                return float(m.group(1))
+    return None
+
+
+def state_ratio(run: TracedRun | None, machine_probe_ns: float | None) -> float | None:
+    """The traced run's probe over the machine file's (None unless both were taken)."""
+    if run is None or not run.probe_ns or not machine_probe_ns:
+        return None
+    return run.probe_ns / machine_probe_ns
+
+
+def state_check(ratio: float | None, machine: str) -> str | None:
+    """A warning when the traced run and the calibration saw different machine states."""
+    if ratio is None or 1 / STATE_RATIO <= ratio <= STATE_RATIO:
+        return None
+    return (
+        f"the traced run's machine-state probe (8 B half round trip in MPI_Init) is {ratio:.2f}× the one "
+        f"{machine} was calibrated with: the run saw another machine state, and its messages cost about "
+        f"that factor {'more' if ratio > 1 else 'less'} than the machine file prices them; calibrate and "
+        'trace again, one right after the other, until the probes agree (docs/calibration.md, "Two machine states")'
+    )
 
 
 def check(run: TracedRun | None, predicted_ns: float) -> str | None:

@@ -287,15 +287,18 @@ def preload_value(lib: Path) -> str:
     return f"{lib}:{prev}" if prev else str(lib)
 
 
-def trace_env(lib: Path, outdir: Path, compress: bool = True) -> dict[str, str]:
+def trace_env(lib: Path, outdir: Path, compress: bool = True, probe: bool = True) -> dict[str, str]:
     """The ranks' environment for tracing with `lib` into `outdir` (one file per rank),
     compressed (`.txt.gz`, what Latitude's tools write by default) or plain text. The library
     itself writes plain text unless LATITUDE_TRACE_COMPRESS says otherwise: it is set either way,
-    so a value in the user's own environment does not decide."""
+    so a value in the user's own environment does not decide. `probe`: ranks 0 and 1 take the
+    machine-state probe in MPI_Init (tracer/lt_probe.h; it needs both ranks traced, which a
+    launch through here guarantees and a library preloaded by hand may not)."""
     return {
         "LD_PRELOAD": preload_value(lib),
         "LATITUDE_TRACE_PREFIX": str(Path(outdir) / "pmpi-trace-rank-"),
         "LATITUDE_TRACE_COMPRESS": "1" if compress else "0",
+        "LATITUDE_TRACE_PROBE": "1" if probe else "0",
     }
 
 

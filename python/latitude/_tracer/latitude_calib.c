@@ -3,6 +3,8 @@
  * (times in µs; every timed interval has the cost of one clock read subtracted):
  *
  *   timer,<ns>                        cost of one clock read (median of back-to-back pairs)
+ *   probe,<ns>                        the machine-state probe (lt_probe.h), taken first: 8 B
+ *                                     half round trip through PMPI, as `latitude trace` records
  *   pingpong,<bytes>,<min_us>,<median_us>,<mean_us>,<batches>
  *                                     half round trip: per batch the median of its round trips
  *                                     (each timed on its own), then over the batches
@@ -58,6 +60,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lt_probe.h"
 
 /* the injector's MPI_Pcontrol level that sets ΔL (ns, a double): tracer/ij.h */
 #define IJ_PCONTROL_DELTA_L 7001
@@ -552,8 +556,9 @@ int main(int argc, char **argv)
     long bufsize = maxs > 4 << 20 ? maxs : 4 << 20;
     buf = calloc((size_t)bufsize, 1);
     rbuf = calloc((size_t)bufsize, 1);
+    double probe = lt_probe_ns(); /* before anything else, as the tracer takes it in MPI_Init */
     if (rank == 0)
-        printf("# latitude-calib 1, %d ranks\n", size);
+        printf("# latitude-calib 1, %d ranks\nprobe,%.1f\n", size, probe);
     /* ranks 2.. have nothing to measure */
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);

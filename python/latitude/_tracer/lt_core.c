@@ -2,6 +2,7 @@
  * MPI_Abort, exit without MPI_Finalize, SIGTERM/SIGINT/SIGHUP). The buffer is in lt_buf.c. */
 #define _GNU_SOURCE
 #include "lt.h"
+#include "lt_probe.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -194,6 +195,8 @@ static void write_header(void)
                     (unsigned long)(uintptr_t)MPI_IN_PLACE, (unsigned long)(uintptr_t)MPI_BOTTOM,
                     (unsigned long)(uintptr_t)MPI_STATUS_IGNORE,
                     (unsigned long)(uintptr_t)MPI_STATUSES_IGNORE);
+    if (lt.probe_ns > 0)
+        p = header_line(p, "#@ probe half_rt_ns=%.1f bytes=8 rounds=%d\n", lt.probe_ns, LT_PROBE_ROUNDS);
     lt.used = (size_t)(p - lt.buf);
     lt_unlock();
     lt_header_ext(); /* communicators that exist from the start */
@@ -213,6 +216,9 @@ void lt_start(int thread_multiple)
     PMPI_Comm_size(MPI_COMM_WORLD, &lt.size);
     lt.mt = thread_multiple;
     lt.pid = getpid();
+    /* only when asked (`latitude trace` does): it needs ranks 0 and 1 both traced */
+    const char *probe = getenv("LATITUDE_TRACE_PROBE");
+    lt.probe_ns = probe && *probe == '1' ? lt_probe_ns() : -1;
     const char *compress = getenv("LATITUDE_TRACE_COMPRESS");
     lt.gz = compress && *compress && *compress != '0';
     char path[4096];

@@ -22,6 +22,7 @@ struct lt_state {
     int pid;            /* the process that opened the file (not a forked child) */
     int fold;           /* a folded poll record is pending after `used` (lt_poll.c) */
     unsigned poll_skip; /* polls since the last one timed while a fold is open */
+    double probe_ns;    /* the machine-state probe (lt_probe.h), < 0: not taken */
     uint64_t tlast;     /* the last end time written (ns): converted tick times never go below */
 };
 extern struct lt_state lt;
