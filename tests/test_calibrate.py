@@ -455,6 +455,37 @@ def test_calibrate_under_the_tracer(ompi_apps, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["machine.samples.csv", "machine.toml"]
 
 
+def test_tracer_gap_is_taken_out_of_what_was_timed_from_outside(tmp_path):
+    """Under the tracer the calls timed from outside hold the tracer's own work around each
+    record once; a traced graph has that work as computation between the records, so it is
+    the median MPI_Recv end → MPI_Send start gap of rank 1 and is subtracted from the half
+    round trips, the calls' own times and back-to-back sends, not from copies or the
+    collective calls (whose K is a difference of two calls that both hold it)."""
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "pmpi-trace-rank-0.txt").write_text("MPI_Send:1.000:x:1.100\n")
+    (t / "pmpi-trace-rank-1.txt").write_text(
+        "".join(
+            f"MPI_Recv:{10 * i}.000:x:{10 * i + 1}.000\nMPI_Send:{10 * i + 1 + g:.3f}:x:{10 * i + 2}.500\n"
+            for i, g in enumerate((0.05, 0.04, 0.06, 2.0, 0.05))
+        )
+        + "MPI_Recv:90.000:x:91.000\nMPI_Barrier:91.500:x:92.000\nMPI_Send:93.000:x:93.100\n"
+    )
+    assert calibrate.tracer_gap_us(t) == pytest.approx(0.05)
+    m = synthetic(400, 200, 0.1, 0.05, 4096, C=0.2, K=50)
+    before = synthetic(400, 200, 0.1, 0.05, 4096, C=0.2, K=50)
+    m.less_tracer_gap(0.05)
+    assert m.tracer_gap_ns == pytest.approx(50)
+    for s, v in before.pingpong.items():
+        assert m.pingpong[s] == pytest.approx(tuple(x - 0.05 for x in v))
+    for kind in ("o_send", "o_recv", "stream"):
+        for s, v in getattr(before, kind).items():
+            assert getattr(m, kind)[s] == pytest.approx(v - 0.05)
+    assert m.copy == before.copy and m.coll == before.coll
+    f = loggp_fit.fit(m)
+    assert "outside the records (50 ns" in f.notes[0]
+
+
 def test_calibration_program_reads_no_traced_clock(ompi_apps, tmp_path):
     """latitude-calib times with clock_gettime, never MPI_Wtime: the tracer records every
     MPI_Wtime like any MPI call, so reads of it inside the timed round trips made each half

@@ -289,6 +289,11 @@ def _coll_cost(k: float | None, u: dict | None) -> tuple[float | None, list[str]
 
 def _o_note(m: Measurements, e: Estimate) -> str:
     timer = f"; one clock read, {m.timer_ns:.0f} ns, subtracted from each" if m.timer_ns is not None else ""
+    if getattr(m, "tracer_gap_ns", None) is not None:
+        timer += (
+            f"; under the tracer, its own work per call outside the records ({m.tracer_gap_ns:.0f} ns, "
+            "a traced graph's computation) taken out of the calls and the half round trips"
+        )
     return (
         f"o from the time inside the calls for {e.s0} B: o_send {m.o_send[e.s0] * 1e3:.0f} ns, "
         f"o_recv {m.o_recv[e.s0] * 1e3:.0f} ns{timer}; L = half round trip minus both"

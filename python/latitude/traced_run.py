@@ -39,7 +39,7 @@ from latitude import tracer
 
 SHORTFALL = 0.10  # prediction below the traced run by more than this: look for a cause
 LONG_NS = 1e6  # an all-in-MPI stretch this long is not one message: preemption
-STATE_RATIO = 1.25  # a traced run's probe this far from its machine's (either way): another state
+STATE_RATIO = 1.15  # a traced run's probe this far from its machine's (either way): another state
 PROBE = re.compile(rb"#@ probe half_rt_ns=([0-9.]+)")
 SKIP = (b"MPI_Init", b"MPI_Init_thread", b"MPI_Finalize")
 
