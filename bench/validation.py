@@ -146,9 +146,14 @@ def _lost(s: dict) -> str:
     return f"{100 * c['before']:.1f} / {100 * c['after']:.1f} %" if c else "–"
 
 
-def noise_floor(points: list) -> float | None:
-    """The RMS standard error of the measured means relative to the mean runtime: the RRMSE
-    even a perfect prediction shows (None with one run per point: not known)."""
+def noise_floor(s: dict) -> float | None:
+    """The RRMSE an exact model shows from the runs' own noise (validate's `noise`: the traced
+    run's deviation plus each mean's standard error, latitude.validate_noise). Studies written
+    before 2026-12-07 have no `noise`: for them the RMS standard error of the measured means,
+    which leaves out the trace's deviation (None with one run per point: not known)."""
+    if s.get("noise"):
+        return s["noise"]["rrmse"]
+    points = s["points"]
     se2 = [(p["std_us"] / math.sqrt(p["runs"])) ** 2 for p in points if p["runs"] > 1]
     mean = sum(p["mean_us"] for p in points) / len(points)
     return math.sqrt(sum(se2) / len(se2)) / mean if se2 else None
@@ -165,7 +170,7 @@ def traced_error(s: dict) -> float | None:
 def posterior_row(s: dict) -> dict:
     """One program's line of the posterior table (fractions as percentages), with its targets."""
     post = s.get("posterior")
-    floor = noise_floor(s["points"])
+    floor = noise_floor(s)
     rrmse, floor, err = 100 * s["rrmse"], None if floor is None else 100 * floor, traced_error(s)
     return {
         "app": s["name"],

@@ -61,7 +61,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from latitude import inject, launcher, loggp_fit, traced_run, tracer, validate_drift
+from latitude import inject, launcher, loggp_fit, traced_run, tracer, validate_drift, validate_noise
 from latitude.errors import InputError, ToolError
 from latitude.outputs import open_atomic
 from latitude.units import parse_range, parse_time
@@ -191,6 +191,7 @@ class Validation:
     output_diff: list = field(default_factory=list)  # the first differing run's first lines
     posterior: dict | None = None  # path, draws, shares inside the band (points carry the band)
     drift: dict | None = None  # the computation's change with ΔL (validate_drift)
+    noise: dict | None = None  # the RRMSE from run-to-run noise alone, and the slope (validate_noise)
 
     def summary(self) -> dict:
         return {
@@ -207,6 +208,7 @@ class Validation:
             "notes": self.notes,
             "trace_checks": self.trace_checks,
             "computation_drift": self.drift,
+            "noise": self.noise,
         } | ({"posterior": self.posterior} if self.posterior else {})
 
 
@@ -309,6 +311,16 @@ def check_note(c: dict) -> str:
     )
 
 
+def noise(points: list[Point], checks: list[dict]) -> dict | None:
+    """validate_noise's floor and slope for this study's runs (points in ΔL order)."""
+    runs = [p.runs_ns for p in sorted(points, key=lambda p: p.delta_ns)]
+    floor = validate_noise.rrmse_floor(runs, [c["traced_ns"] for c in checks if c["traced_ns"]])
+    if floor is None:
+        return None
+    pred = [p.predicted_ns for p in sorted(points, key=lambda p: p.delta_ns)]
+    return floor | {"slope": validate_noise.slope_check(runs, pred, floor["sigma_ns"])}
+
+
 def median_trace(checks: list[dict]) -> dict:
     """The check of the trace whose prediction is the median (the lower middle one)."""
     ranked = sorted(checks, key=lambda c: c["predicted_ns"])
@@ -405,6 +417,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     if output:
         v.output_diff = output.diff
     v.drift = validate_drift.drift(points)
+    v.noise = noise(points, checks)
     if post is not None:
         log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
         v.posterior = {"path": str(opts.posterior or outdir / "machine.posterior.csv")}
@@ -528,6 +541,15 @@ def plot(rows: list[dict], sens, tol, path: str, title: str, share: float | None
     runtime_plot(sens, tol, path, measured=measured, title=title + band)
 
 
+def noise_note(n: dict | None) -> str:
+    if not n:
+        return ""
+    return (
+        f"; run-to-run noise alone would give about {100 * n['rrmse']:.1f} % "
+        f"(σ = {n['sigma_ns'] / 1e6:.3f} ms per run over {n['dof']} degrees of freedom)"
+    )
+
+
 def table(v: Validation) -> str:
     band = " 95 % predictive band (ms)" if v.posterior else ""
     out = [f"{'ΔL (µs)':>8} {'predicted (ms)':>15} {'measured (ms)':>22} {'error':>8} {'λ_L':>7}{band}"]
@@ -544,7 +566,7 @@ def table(v: Validation) -> str:
         )
     out.append(
         f"RRMSE {100 * v.rrmse:.2f} % (RMSE {v.rmse_ns / 1e6:.3f} ms; {len(v.points)} points × "
-        f"{len(v.points[0].runs_ns)} runs)"
+        f"{len(v.points[0].runs_ns)} runs)" + noise_note(v.noise)
     )
     if line := validate_drift.note(v.drift):
         out.append(line)

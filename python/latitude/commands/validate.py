@@ -156,6 +156,6 @@ def run(args) -> int:
         print(validate.table(v))
     inject.log(f"wrote {', '.join(v.files.values())}")
     if args.max_rrmse is not None and 100 * v.rrmse > args.max_rrmse:
-        inject.log(f"RRMSE {100 * v.rrmse:.2f} % exceeds --max-rrmse {args.max_rrmse} %")
+        inject.log(f"RRMSE {100 * v.rrmse:.2f} % exceeds --max-rrmse {args.max_rrmse} %{validate.noise_note(v.noise)}")
         return 1
     return 0
