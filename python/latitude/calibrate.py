@@ -105,8 +105,8 @@ class Measurements:
             self.eager = None if parts[1] == "inf" else int(parts[1])
         elif kind == "timer":
             self.timer_ns = float(parts[1])
-        elif kind == "probe":
-            self.probe_ns = float(parts[1])
+        elif kind == "probe":  # ≤ 0: rank 0 did not take it (one rank)
+            self.probe_ns = positive(float(parts[1]))
         elif kind == "samples":
             if parts[1] not in SAMPLE_KINDS:
                 raise ValueError
@@ -127,9 +127,11 @@ class Measurements:
                 self.samples[key] = [v - gap for v in vals]
 
     @classmethod
-    def from_samples(cls, samples: dict, stream: dict, eager: int | None, timer_ns: float | None) -> Measurements:
+    def from_samples(
+        cls, samples: dict, stream: dict, eager: int | None, timer_ns: float | None, probe_ns: float | None = None
+    ) -> Measurements:
         """A run rebuilt from its samples (what --from-samples fits)."""
-        m = cls(stream=dict(stream), eager=eager, timer_ns=timer_ns, samples=dict(samples))
+        m = cls(stream=dict(stream), eager=eager, timer_ns=timer_ns, samples=dict(samples), probe_ns=probe_ns)
         for (kind, size), vals in samples.items():
             if kind == "pingpong":
                 m.pingpong[size] = (min(vals), statistics.median(vals), statistics.fmean(vals))
@@ -159,18 +161,19 @@ def combine(runs: list[Measurements]) -> Measurements:
     limits = sorted(math.inf if r.eager is None else r.eager for r in runs)
     mid = limits[(len(limits) - 1) // 2]
     m.eager = None if mid == math.inf else int(mid)
-    timers = [r.timer_ns for r in runs if r.timer_ns is not None]
-    m.timer_ns = statistics.median(timers) if timers else None
-    m.probe_ns = probe_ns(runs)
-    gaps = [r.tracer_gap_ns for r in runs if r.tracer_gap_ns is not None]
-    m.tracer_gap_ns = statistics.median(gaps) if gaps else None
+    for name in ("timer_ns", "probe_ns", "tracer_gap_ns"):
+        setattr(m, name, median_known(getattr(r, name) for r in runs))
     return m
 
 
-def probe_ns(runs: list[Measurements]) -> float | None:
-    """The machine-state probe of runs combined: the median over the runs that took it."""
-    probes = [r.probe_ns for r in runs if r.probe_ns is not None and r.probe_ns > 0]
-    return statistics.median(probes) if probes else None
+def median_known(values) -> float | None:
+    """The median of the values that are not None (None if none is)."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def positive(v: float) -> float | None:
+    return v if v > 0 else None
 
 
 # ---- the samples file: one row per value, long format (loads into pandas as is) ----
@@ -222,7 +225,7 @@ def read_samples(path: str) -> list[Measurements]:
                 elif kind == "timer":
                     r["timer"] = float(value) * 1e3
                 elif kind == "probe":
-                    r["probe"] = float(value) * 1e3
+                    r["probe"] = positive(float(value) * 1e3)
                 else:
                     raise ValueError
             except ValueError:
@@ -231,13 +234,11 @@ def read_samples(path: str) -> list[Measurements]:
         raise InputError(path, "no samples")
     try:
         out = [
-            Measurements.from_samples(r["samples"], r["stream"], r["eager"], r["timer"])
+            Measurements.from_samples(r["samples"], r["stream"], r["eager"], r["timer"], r["probe"])
             for _, r in sorted(runs.items())
         ]
     except ToolError as err:
         raise InputError(path, str(err)) from None
-    for m, (_, r) in zip(out, sorted(runs.items())):
-        m.probe_ns = r["probe"]
     return out
 
 

@@ -88,7 +88,6 @@ class Estimate:
     s0: int  # the smallest eager size with call times (o and L come from it)
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
     K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
-    probe_ns: float | None = None  # the machine-state probe of the runs (calibrate.probe_ns)
 
 
 def copy_slope(m: Measurements) -> float | None:
@@ -171,6 +170,7 @@ class Fit:
     runs: int = 1
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
     K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
+    probe_ns: float | None = None  # the machine-state probe of the runs (median over the runs)
 
     @property
     def max_rel_error(self) -> float:
@@ -242,7 +242,7 @@ def fit(m: Measurements) -> Fit:
     runs = m.runs or [m]
     f = Fit(e.L, e.o, g, e.G, e.O, S, rows, r2, notes, e.L_rendezvous, _uncertainty(runs), _noise(runs), len(runs))
     f.C = e.C
-    f.probe_ns = m.probe_ns if m.probe_ns and m.probe_ns > 0 else None
+    f.probe_ns = m.probe_ns
     f.K, coll_notes = _coll_cost(e.K, f.uncertainty.get("K"))
     notes += _copy_notes(m, f) + coll_notes + _quality_notes(f) + _two_states(runs)
     return f
@@ -289,7 +289,7 @@ def _coll_cost(k: float | None, u: dict | None) -> tuple[float | None, list[str]
 
 def _o_note(m: Measurements, e: Estimate) -> str:
     timer = f"; one clock read, {m.timer_ns:.0f} ns, subtracted from each" if m.timer_ns is not None else ""
-    if getattr(m, "tracer_gap_ns", None) is not None:
+    if m.tracer_gap_ns is not None:
         timer += (
             f"; under the tracer, its own work per call outside the records ({m.tracer_gap_ns:.0f} ns, "
             "a traced graph's computation) taken out of the calls and the half round trips"

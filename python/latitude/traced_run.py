@@ -114,14 +114,8 @@ def analyse(trace: str | os.PathLike) -> TracedRun | None:
 
 def probe_of(path: Path) -> float | None:
     """The `#@ probe` value of a rank file's header (ns), None if it has none."""
-    with tracer.open_trace(path) as f:
-        for line in f:
-            if not line.startswith(b"#"):
-                return None
-            m = PROBE.match(line)
-            if m:
-                return float(m.group(1))
-    return None
+    m = PROBE.match(tracer.header_line(path, b"#@ probe ") or b"")
+    return float(m.group(1)) if m else None
 
 
 def state_ratio(run: TracedRun | None, machine_probe_ns: float | None) -> float | None:

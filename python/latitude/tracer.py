@@ -445,17 +445,23 @@ def traced_runtime_ns(outdir: Path) -> float | None:
     return max(fin - init for init, fin in spans) * 1e3
 
 
-def trace_host(path: Path) -> str | None:
-    """The host a rank file was written on (its "#@ world ... host=" line), None if unknown."""
+def header_line(path: Path, prefix: bytes) -> bytes | None:
+    """A rank file's first header line that starts with `prefix` (the header is the lines
+    before the first MPI call; a file without it is not read past 64 lines)."""
     with open_trace(path) as f:
         for n, line in enumerate(f):
-            if line.startswith(b"#@ world"):
-                for word in line.split():
-                    if word.startswith(b"host="):
-                        return word[5:].decode(errors="replace")
+            if line.startswith(prefix):
+                return line
             if n > 64 or line.startswith(b"MPI_"):
                 return None
     return None
+
+
+def trace_host(path: Path) -> str | None:
+    """The host a rank file was written on (its "#@ world ... host=" line), None if unknown."""
+    line = header_line(path, b"#@ world")
+    words = [w for w in (line or b"").split() if w.startswith(b"host=")]
+    return words[0][5:].decode(errors="replace") if words else None
 
 
 def _init_and_finalize_us(path: Path) -> tuple[float, float] | None:
