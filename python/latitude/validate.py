@@ -6,7 +6,8 @@ injector at every ΔL several times, and report the relative root-mean-square er
 
     RRMSE = sqrt(mean_i (measured_i − predicted_i)²) / mean_i measured_i
 
-over the grid points (measured_i = mean of the runs at ΔL_i; the paper's Table II).
+over the grid points (measured_i = mean of the runs at ΔL_i; the paper's Table II), beside the
+RRMSE an exact model would show from the runs' own noise (latitude.validate_noise).
 
 Both sides measure the same span: the model's T is the finish time of the last rank, every
 rank starting at the end of its MPI_Init (the trace's time origin); the injector reports each
