@@ -314,11 +314,12 @@ def check_note(c: dict) -> str:
 
 def noise(points: list[Point], checks: list[dict]) -> dict | None:
     """validate_noise's floor and slope for this study's runs (points in ΔL order)."""
-    runs = [p.runs_ns for p in sorted(points, key=lambda p: p.delta_ns)]
+    ordered = sorted(points, key=lambda p: p.delta_ns)
+    runs = [p.runs_ns for p in ordered]
     floor = validate_noise.rrmse_floor(runs, [c["traced_ns"] for c in checks if c["traced_ns"]])
     if floor is None:
         return None
-    pred = [p.predicted_ns for p in sorted(points, key=lambda p: p.delta_ns)]
+    pred = [p.predicted_ns for p in ordered]
     return floor | {"slope": validate_noise.slope_check(runs, pred, floor["sigma_ns"])}
 
 
