@@ -166,8 +166,12 @@ APPS = {
     # moves HPCC's prediction by up to 17 % (docs/validation.md). 2026-12-07, after the
     # calibration fixes beside NetPIPE's below (they lower every prediction of a traced run
     # by the tracer's ~50 ns per call): -10.4, -4.5, -9.1, -9.9, -12.0 % (the last with its
-    # probe 2.12x the machine's, warned).
-    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.15, inject_bound=0.45),
+    # probe 2.12x the machine's, warned). Later on 2026-12-07, with the suite calibrated up to
+    # 2 MiB (b_eff's messages) and two messages in flight at once priced one after the other
+    # (nic_serialization, measured: 1.9x one here; docs/calibration.md), the 10 %:
+    # -6.6, -4.3, -8.5 (warned), and -15.0 (warned, 0.82x) then +12.1 then +4.1 % in four suite
+    # runs; three tries keep a run of the machine's other states from failing it.
+    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.10, inject_bound=0.45),
     # QE pw.x: until 2026-12-06 anywhere from -3.1 to -14.0 % at ΔL = 0 (20 % bound). The
     # traced run's MPI time exceeded the model's in small collectives, but in rare 2 ms stalls,
     # not per call: the tracer deflated each full 1 MiB buffer inside the call that filled it

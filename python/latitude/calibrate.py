@@ -4,7 +4,8 @@ it prints, combining repeated runs, and saving / reloading the raw samples.
 ``latitude-calib`` (tracer/latitude_calib.c) measures between two ranks, Netgauge/OSU style:
 half round trips per size (per batch the median of round trips timed one by one), the time
 inside an eager MPI_Send (o_send) and inside an MPI_Recv of a message already there (o_recv),
-the per-message time of back-to-back sends, the eager limit S, the time of memcpy calls of
+the per-message time of back-to-back sends, one nonblocking send against two at once (whether
+a rank's messages in flight share its bandwidth), the eager limit S, the time of memcpy calls of
 64 KiB to 4 MiB with cold caches, the time per call of back-to-back MPI_Barrier, MPI_Allreduce
 of one double and MPI_Sendrecv of 0 and 8 bytes (with exactly 2 ranks), and the cost of one
 clock read (subtracted from every timed interval). :mod:`latitude.loggp_fit` turns them into
@@ -46,6 +47,7 @@ LINE_FIELDS = {
     "o_send": 3,
     "o_recv": 3,
     "stream": 3,
+    "concurrent": 4,
     "copy": 3,
     "coll": 4,
     "eager": 2,
@@ -63,6 +65,7 @@ class Measurements:
     o_send: dict = field(default_factory=dict)  # size -> median
     o_recv: dict = field(default_factory=dict)
     stream: dict = field(default_factory=dict)  # size -> µs per message
+    concurrent: dict = field(default_factory=dict)  # size -> (µs of one Isend, of two at once)
     copy: dict = field(default_factory=dict)  # size -> median µs of a cold memcpy
     coll: dict = field(default_factory=dict)  # (name, bytes) -> median over batches of µs per call
     eager: int | None = None  # None: no limit found (all eager)
@@ -97,6 +100,8 @@ class Measurements:
             self.pingpong[int(parts[1])] = tuple(float(x) for x in parts[2:5])
         elif kind in ("o_send", "o_recv", "stream", "copy"):
             getattr(self, kind)[int(parts[1])] = float(parts[2])
+        elif kind == "concurrent":
+            self.concurrent[int(parts[1])] = (float(parts[2]), float(parts[3]))
         elif kind == "coll":
             if (parts[1], int(parts[2])) not in COLLS:
                 raise ValueError
@@ -128,10 +133,17 @@ class Measurements:
 
     @classmethod
     def from_samples(
-        cls, samples: dict, stream: dict, eager: int | None, timer_ns: float | None, probe_ns: float | None = None
+        cls,
+        samples: dict,
+        stream: dict,
+        eager: int | None,
+        timer_ns: float | None,
+        probe_ns: float | None = None,
+        concurrent: dict | None = None,
     ) -> Measurements:
         """A run rebuilt from its samples (what --from-samples fits)."""
         m = cls(stream=dict(stream), eager=eager, timer_ns=timer_ns, samples=dict(samples), probe_ns=probe_ns)
+        m.concurrent = {s: tuple(pair) for s, pair in (concurrent or {}).items()}
         for (kind, size), vals in samples.items():
             if kind == "pingpong":
                 m.pingpong[size] = (min(vals), statistics.median(vals), statistics.fmean(vals))
@@ -158,6 +170,9 @@ def combine(runs: list[Measurements]) -> Measurements:
         table = getattr(m, kind)
         for size in sorted(set().union(*(getattr(r, kind) for r in runs))):
             table[size] = statistics.median(getattr(r, kind)[size] for r in runs if size in getattr(r, kind))
+    for size in sorted(set().union(*(r.concurrent for r in runs))):
+        have = [r.concurrent[size] for r in runs if size in r.concurrent]
+        m.concurrent[size] = tuple(statistics.median(v[i] for v in have) for i in range(2))
     limits = sorted(math.inf if r.eager is None else r.eager for r in runs)
     mid = limits[(len(limits) - 1) // 2]
     m.eager = None if mid == math.inf else int(mid)
@@ -191,6 +206,8 @@ def write_samples(runs: list[Measurements], path: str) -> None:
         for (kind, size), vals in sorted(m.samples.items()):
             w.writerows([run, kind, size, i, f"{v:.4f}"] for i, v in enumerate(vals))
         w.writerows([run, "stream", size, 0, f"{v:.4f}"] for size, v in sorted(m.stream.items()))
+        for size, pair in sorted(m.concurrent.items()):  # index 0: one message, 1: two at once
+            w.writerows([run, "concurrent", size, i, f"{v:.4f}"] for i, v in enumerate(pair))
         w.writerow([run, "eager", "inf" if m.eager is None else m.eager, 0, ""])
         if m.timer_ns is not None:
             w.writerow([run, "timer", 0, 0, f"{m.timer_ns / 1e3:.6f}"])
@@ -212,14 +229,17 @@ def read_samples(path: str) -> list[Measurements]:
             raise InputError(f"{path}:1", f"expected the header {','.join(SAMPLES_HEADER)}")
         for n, row in enumerate(reader, start=2):
             try:
-                run, kind, size, _, value = row
+                run, kind, size, index, value = row
                 r = runs.setdefault(
-                    int(run), {"samples": {}, "stream": {}, "eager": None, "timer": None, "probe": None}
+                    int(run),
+                    {"samples": {}, "stream": {}, "concurrent": {}, "eager": None, "timer": None, "probe": None},
                 )
                 if kind in SAMPLE_KINDS:
                     r["samples"].setdefault((kind, int(size)), []).append(float(value))
                 elif kind == "stream":
                     r["stream"][int(size)] = float(value)
+                elif kind == "concurrent" and index in ("0", "1"):
+                    r["concurrent"].setdefault(int(size), [0.0, 0.0])[int(index)] = float(value)
                 elif kind == "eager":
                     r["eager"] = None if size == "inf" else int(size)
                 elif kind == "timer":
@@ -234,7 +254,9 @@ def read_samples(path: str) -> list[Measurements]:
         raise InputError(path, "no samples")
     try:
         out = [
-            Measurements.from_samples(r["samples"], r["stream"], r["eager"], r["timer"], r["probe"])
+            Measurements.from_samples(
+                r["samples"], r["stream"], r["eager"], r["timer"], r["probe"], concurrent=r["concurrent"]
+            )
             for _, r in sorted(runs.items())
         ]
     except ToolError as err:

@@ -26,6 +26,8 @@ measurement:
 * G: the slope of h over the rendezvous sizes (bandwidth of large messages), or, with fewer
   than two of them, the eager slope minus O.
 * g: back-to-back small sends, only if slower than o_send.
+* nic_serialization: whether two messages a rank has in flight at once take twice as long
+  as one (:mod:`latitude.nic_fit`); written only when they do.
 * C (the per-byte cost of a local copy, docs/model.md §1): the slope of a memcpy's time over
   its size, 64 KiB to 4 MiB with cold caches (what a collective's copy of a rank's own block
   costs). O is not it: O is the per-byte cost of the eager path's copy of small messages that
@@ -57,6 +59,7 @@ from dataclasses import dataclass, field
 from latitude import tomlfile
 from latitude.calibrate import COLLS, Measurements
 from latitude.errors import ToolError
+from latitude.nic_fit import Sharing, sharing
 
 R2_MIN = 0.95  # below: the model does not describe the measurements
 NOISE_MAX = 0.10  # above: half round trips of a size vary too much between runs / batches
@@ -171,6 +174,11 @@ class Fit:
     C: float | None = None  # per-byte cost of a cold local copy (None: not measured)
     K: float | None = None  # cost of a collective call beyond its messages, ns (None: not measured)
     probe_ns: float | None = None  # the machine-state probe of the runs (median over the runs)
+    sharing: Sharing = field(default_factory=Sharing)  # do a rank's messages in flight share G?
+
+    @property
+    def nic_serialization(self) -> bool:
+        return self.sharing.serialize
 
     @property
     def max_rel_error(self) -> float:
@@ -184,7 +192,18 @@ class Fit:
         from latitude.params import Params
 
         S = self.S if self.S is not None else "inf"
-        return Params(L=self.L, o=self.o, g=0.0, G=self.G, O=self.O, S=S, protocol="handshake", C=self.C, K=self.K)
+        return Params(
+            L=self.L,
+            o=self.o,
+            g=0.0,
+            G=self.G,
+            O=self.O,
+            S=S,
+            protocol="handshake",
+            C=self.C,
+            K=self.K,
+            nic_serialization=self.nic_serialization,
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -206,6 +225,7 @@ class Fit:
             "max_rel_error": self.max_rel_error,
             "rows": self.rows,
             "notes": self.notes,
+            "sharing": self.sharing.to_dict(),
         }
 
 
@@ -244,7 +264,8 @@ def fit(m: Measurements) -> Fit:
     f.C = e.C
     f.probe_ns = m.probe_ns
     f.K, coll_notes = _coll_cost(e.K, f.uncertainty.get("K"))
-    notes += _copy_notes(m, f) + coll_notes + _quality_notes(f) + _two_states(runs)
+    f.sharing = sharing(m.concurrent)
+    notes += _copy_notes(m, f) + f.sharing.notes + coll_notes + _quality_notes(f) + _two_states(runs)
     return f
 
 
@@ -503,6 +524,7 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
         *([f'K = "{f.K:.6g}ns"'] if f.K is not None else []),
         f"S = {f.S}" if f.S is not None else 'S = "inf"',
         'protocol = "handshake"',
+        *(["nic_serialization = true"] if f.nic_serialization else []),
         "",
         "[fit]",
         f"r2 = {f.r2:.6f}",
@@ -518,6 +540,8 @@ def to_toml(f: Fit, command: str, injector: bool = False, samples: str | None = 
         lines.append(
             f"probe_ns = {f.probe_ns:.1f}  # 8 B half round trip via PMPI: the machine state (predict compares a trace's)"
         )
+    if f.sharing.share is not None:
+        lines.append(f"second_message_share = {f.sharing.share:.4f}  # two messages in flight take 1 + this × one")
     if f.L_rendezvous is not None:
         lines.append(f"L_rendezvous_ns = {f.L_rendezvous:.1f}")
     for name, u in f.uncertainty.items():

@@ -11,6 +11,10 @@
  *   o_send,<bytes>,<median_us>        time inside MPI_Isend (eager)
  *   o_recv,<bytes>,<median_us>        time inside MPI_Recv once the message is there (Probe)
  *   stream,<bytes>,<us_per_message>   back-to-back sends (the gap g + (s-1)·G when > o)
+ *   concurrent,<bytes>,<one_us>,<two_us>  one MPI_Isend, and two at once, to pre-posted
+ *                                     receives, until both ranks know they arrived (fastest of
+ *                                     the repetitions): two ≈ 2 × one when a rank's messages
+ *                                     share its bandwidth (NIC serialization), ≈ one when not
  *   eager,<bytes>                     largest size MPI_Send completes before the receive is posted
  *   copy,<bytes>,<median_us>          memcpy of <bytes> with cold caches (the copy cost C):
  *                                     per batch the median of its copies, then over the batches
@@ -35,7 +39,7 @@
  *
  * usage: latitude-calib [--sizes 0,8,...] [--batches N] [--iters N] [--what LIST]
  *                       [--deltas 0,1,5,...] [--copy-sizes 65536,...] [--copy-pool MiB]
- *   --what    comma list of pingpong,overhead,stream,eager,copy,coll (default all), or selfcheck
+ *   --what    comma list of pingpong,overhead,stream,concurrent,eager,copy,coll (default all), or selfcheck
  *   --copy-sizes  bytes per memcpy (default 64 KiB to 4 MiB)
  *   --copy-pool   MiB each rank's copies rotate through (default twice the last-level cache,
  *                 64 MiB to 1 GiB)
@@ -306,6 +310,49 @@ static void stream(long s, int n)
     free(rb);
 }
 
+/* k nonblocking sends of s bytes at once from rank 0 to receives rank 1 posted beforehand,
+ * then an empty message back: the fastest of `reps` (preemption only adds time). */
+static double in_flight(long s, int k, int reps)
+{
+    MPI_Request r[2];
+    double best = 1e30;
+    for (int rep = 0; rep < reps; rep++) {
+        if (rank == 1)
+            for (int i = 0; i < k; i++)
+                MPI_Irecv(rbuf + (size_t)i * (size_t)s, (int)s, MPI_BYTE, 0, 7 + i, comm, &r[i]);
+        MPI_Barrier(comm);
+        double t0 = now_us();
+        if (rank == 0) {
+            for (int i = 0; i < k; i++)
+                MPI_Isend(buf + (size_t)i * (size_t)s, (int)s, MPI_BYTE, 1, 7 + i, comm, &r[i]);
+            MPI_Waitall(k, r, MPI_STATUSES_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, comm, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Waitall(k, r, MPI_STATUSES_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 9, comm);
+        }
+        double t = now_us() - t0 - timer_us;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+/* Whether two messages of one rank in flight at once share its bandwidth: one and two at
+ * once, interleaved so a drift of the machine state moves both alike. */
+static void concurrent(long s)
+{
+    int reps = s > 262144 ? 10 : 40;
+    double one = 1e30, two = 1e30;
+    for (int round = 0; round < 3; round++) {
+        double a = in_flight(s, 1, reps), b = in_flight(s, 2, reps);
+        one = a < one ? a : one;
+        two = b < two ? b : two;
+    }
+    if (rank == 0)
+        printf("concurrent,%ld,%.4f,%.4f\n", s, one, two);
+}
+
 /* Local memory copies with cold caches, for the copy parameter C (the per-byte cost of a
  * collective's copy of a rank's own block). Per size, `batches` batches of COPIES memcpy
  * calls, each timed on its own; a batch reports its median (preemption only adds time).
@@ -513,7 +560,7 @@ int main(int argc, char **argv)
                            "0,8,64,256,1024,2048,4096,8192,16384,65536,262144,1048576");
     int batches = atoi(arg(argc, argv, "--batches", "11"));
     int iters = atoi(arg(argc, argv, "--iters", "200"));
-    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,eager,copy,coll");
+    const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,concurrent,eager,copy,coll");
     const char *dlist = arg(argc, argv, "--deltas", "0,1,5,20,100,500");
     const char *clist = arg(argc, argv, "--copy-sizes", "65536,262144,1048576,2097152,4194304");
     long pool_mib = atol(arg(argc, argv, "--copy-pool", "0"));
@@ -576,6 +623,9 @@ int main(int argc, char **argv)
         overhead(sizes[i], 101);
     for (int i = 0; i < ns && strstr(what, "stream"); i++)
         stream(sizes[i], sizes[i] > 65536 ? 20 : 200);
+    for (int i = 0; i < ns && strstr(what, "concurrent"); i++)
+        if (sizes[i] >= 65536 && 2 * sizes[i] <= bufsize)
+            concurrent(sizes[i]);
     if (strstr(what, "eager"))
         eager_limit(maxs > 4 << 20 ? maxs : 4 << 20);
     if (strstr(what, "copy"))
