@@ -120,3 +120,21 @@ def test_missing_and_bad_options(tmp_path, cfd):
     assert proc.returncode == 2 and proc.stderr.startswith("latitude: --coll: ")
     proc = run_cli("generate", cfd, "--seed", "-1", check=False)
     assert proc.returncode == 2 and proc.stderr.startswith("latitude: --seed: ")
+
+
+def test_generated_collectives_carry_their_call_cost(tmp_path):
+    """A generated collective's join is its ranks' end of the call, as in a scheduled trace:
+    the call cost K prices each of them, so 6 allreduces in a row on every rank add 6 K, in
+    the engine, in the simulator and in the GOAL file written for the job."""
+    job = tmp_path / "ar.job"
+    job.write_text("[JOB] ar\n[RANKS] 0-3\n[ITERATIONS] 6\n[MOTIF] allreduce bytes=8\n")
+
+    def runtime(cmd, graph, *k):
+        return json.loads(run_cli(cmd, graph, "-L", "1us", *k, "--json").stdout)["runtime_ns"]
+
+    base, priced = runtime("predict", job), runtime("predict", job, "-K", "700ns")
+    assert priced - base == pytest.approx(6 * 700, abs=1e-6)
+    assert runtime("simulate", job, "-K", "700ns") == pytest.approx(priced, abs=1e-6)
+    goal = tmp_path / "ar.goal"
+    run_cli("generate", job, "-o", goal)
+    assert runtime("predict", goal, "-K", "700ns") == pytest.approx(priced, abs=1e-6)

@@ -4,7 +4,8 @@
 //! it with the call's collective, algorithm, communicator size, bytes and an instance key
 //! shared by all members of the call, so a simulation can delay the completion of a
 //! measured collective (`--noise coll:SAMPLES`, sim/noise.rs) on the one shared graph.
-//! Graphs that carry no calls (GOAL text, generated jobs) have an empty table; an .lgraph
+//! Generated jobs mark their collective motifs' joins the same way (synth/sink.rs). Graphs
+//! that carry no calls (GOAL text without `//@call`) have an empty table; an .lgraph
 //! keeps the table in its `colls` section (`to_bytes`).
 
 /// One rank's completion of one collective call.

@@ -9,7 +9,8 @@
 //!   computation continues once the op is issued);
 //! * Waitall: a zero-length calc requiring every completed op, chained like a blocking op;
 //! * collective: the algorithm's start ops require the calc, a zero-length `collop`
-//!   requires its end ops, the next calc requires `collop`;
+//!   requires its end ops, the next calc requires `collop`; each `collop` is marked as its
+//!   rank's end of the call (graph/colls.rs), so the call cost K prices it as in a trace;
 //! * the end of the program: a final calc (`MPI_Finalize`).
 //!
 //! Each rank's ops are numbered in program order with the calc before its call (the trace
@@ -23,7 +24,7 @@
 //! time with a small live frontier; `GraphBuilder::finish_in_order` then verifies it and
 //! keeps it (no global ordering or renumbering of 10⁸ vertices).
 
-use super::sink::{Instance, Sink};
+use super::sink::{CallInfo, Instance, Sink};
 use crate::collectives::{POp, Prog};
 use crate::graph::{Dep, GraphBuilder, Kind, Op, IREQ, NONE};
 
@@ -195,8 +196,14 @@ impl Emitter {
             x.deps.push(c); // no messages on this rank: keep the chain
         }
         let collop = self.stage(rank, Op::calc(0), &x.deps);
+        self.st.joins.push(collop - self.st.base);
         self.set_prev(rank, collop);
         self.x = x;
+    }
+
+    /// The call the staged collective instance makes (its members' joins are marked with it).
+    pub(crate) fn call(&mut self, call: CallInfo) {
+        self.st.call = Some(call);
     }
 
     /// Append the staged instance to the builder (see the module comment).

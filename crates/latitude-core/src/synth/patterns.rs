@@ -9,6 +9,7 @@ use super::dist::{draw, DrawKey};
 use super::emit::Emitter;
 use super::grid::{coords, neighbour, rank_at};
 use super::motif::{Coll, Compute, Halo, Sweep};
+use super::sink::CallInfo;
 use crate::collectives::{coll_tag, emit, Algorithm, Prog, RankCall, Selection};
 use crate::graph::Op;
 
@@ -159,6 +160,7 @@ impl JobCtx<'_> {
             return Ok(alg);
         }
         let tag = coll_tag(self.index + 1, self.coll_seq);
+        let instance = (self.index as u64 + 1) << 32 | self.coll_seq as u64;
         self.coll_seq = self.coll_seq.wrapping_add(1);
         let mut prog = std::mem::take(&mut self.prog);
         for me in 0..n {
@@ -167,6 +169,8 @@ impl JobCtx<'_> {
             self.em.collective(&prog, self.ranks, me, tag);
         }
         self.prog = prog;
+        let (coll, alg_label) = (c.kind.name(), alg.label());
+        self.em.call(CallInfo { coll, alg: alg_label, procs: n, bytes: c.bytes, instance });
         self.em.flush()?;
         Ok(alg)
     }

@@ -30,6 +30,20 @@ pub(crate) struct Instance {
     pub order: Vec<u32>,
     pub id: Vec<u32>,
     pub partner: Vec<u32>,
+    /// A collective instance: its call, and each member's join (staged index, `collop`), to
+    /// mark as the rank's end of the call (graph/colls.rs) so the call cost K applies.
+    pub call: Option<CallInfo>,
+    pub joins: Vec<u32>,
+}
+
+/// What the colls table records of one collective call (`GraphBuilder::mark_collective`).
+pub(crate) struct CallInfo {
+    pub coll: &'static str,
+    pub alg: String,
+    pub procs: u32,
+    pub bytes: u64,
+    /// Shared by every member: (communicator << 32) | call number.
+    pub instance: u64,
 }
 
 impl Instance {
@@ -55,6 +69,8 @@ impl Instance {
         self.kind.clear();
         self.val.clear();
         self.dep_off.truncate(1);
+        self.joins.clear();
+        self.call = None;
         self.base = base;
     }
 
@@ -79,6 +95,11 @@ impl Instance {
                 let m = self.map(d);
                 let kind = if m & IREQ != 0 { Dep::Irequires } else { Dep::Requires };
                 b.dep(self.id[i], m & !IREQ, kind)?;
+            }
+        }
+        if let Some(c) = &self.call {
+            for &j in &self.joins {
+                b.mark_collective(self.id[j as usize], c.coll, &c.alg, c.procs, c.bytes, c.instance);
             }
         }
         Ok(())
