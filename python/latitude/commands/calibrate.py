@@ -37,7 +37,8 @@ def register(subparsers) -> None:
         "calibrate",
         help="measure the LogGPS parameters (ping-pong, overheads, streaming, local copies, collective calls)",
         description="Measure half round trips, the time inside send and receive calls, back-to-back "
-        "sends, the eager limit and cold memory copies on ranks 0 and 1, and barriers and allreduces against "
+        "sends, one send against two at once (nic_serialization), the eager limit and cold memory copies on "
+        "ranks 0 and 1, and barriers and allreduces against "
         "exchanges of the same bytes (2 ranks); identify L, o, g, G, O, S, the copy cost C and the "
         "collective call's cost K with their "
         "uncertainty, print them with the model against every measured size and write a machine "
