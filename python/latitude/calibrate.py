@@ -163,22 +163,28 @@ def combine(runs: list[Measurements]) -> Measurements:
     if len(runs) == 1:
         return runs[0]
     m = Measurements(runs=list(runs))
-    for size in sorted(set().union(*(r.pingpong for r in runs))):
-        have = [r.pingpong[size] for r in runs if size in r.pingpong]
-        m.pingpong[size] = tuple(statistics.median(v[i] for v in have) for i in range(3))
+    m.pingpong = tuple_medians([r.pingpong for r in runs])
     for kind in ("o_send", "o_recv", "stream", "copy", "coll"):
         table = getattr(m, kind)
         for size in sorted(set().union(*(getattr(r, kind) for r in runs))):
             table[size] = statistics.median(getattr(r, kind)[size] for r in runs if size in getattr(r, kind))
-    for size in sorted(set().union(*(r.concurrent for r in runs))):
-        have = [r.concurrent[size] for r in runs if size in r.concurrent]
-        m.concurrent[size] = tuple(statistics.median(v[i] for v in have) for i in range(2))
+    m.concurrent = tuple_medians([r.concurrent for r in runs])
     limits = sorted(math.inf if r.eager is None else r.eager for r in runs)
     mid = limits[(len(limits) - 1) // 2]
     m.eager = None if mid == math.inf else int(mid)
     for name in ("timer_ns", "probe_ns", "tracer_gap_ns"):
         setattr(m, name, median_known(getattr(r, name) for r in runs))
     return m
+
+
+def tuple_medians(tables: list[dict]) -> dict:
+    """Tables of size -> tuple of statistics as one: per size, each statistic's median over
+    the tables that have the size."""
+    out = {}
+    for size in sorted(set().union(*tables)):
+        have = [t[size] for t in tables if size in t]
+        out[size] = tuple(statistics.median(v[i] for v in have) for i in range(len(have[0])))
+    return out
 
 
 def median_known(values) -> float | None:

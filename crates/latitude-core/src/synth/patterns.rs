@@ -169,8 +169,7 @@ impl JobCtx<'_> {
             self.em.collective(&prog, self.ranks, me, tag);
         }
         self.prog = prog;
-        let (coll, alg_label) = (c.kind.name(), alg.label());
-        self.em.call(CallInfo { coll, alg: alg_label, procs: n, bytes: c.bytes, instance });
+        self.em.call(CallInfo { coll: c.kind.name(), alg: alg.label(), procs: n, bytes: c.bytes, instance });
         self.em.flush()?;
         Ok(alg)
     }
