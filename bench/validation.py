@@ -201,10 +201,20 @@ def drift_cells(s: dict) -> dict:
     return {
         "drift_pct": last["drift_pct"],
         "growth_ms": last["growth_us"] / 1e3,
-        "growth_se_ms": math.sqrt(sum(p["std_us"] ** 2 / p["runs"] for p in ends)) / 1e3,
+        "growth_se_ms": growth_se_ms(s, ends),
         "growth_error_pct": d.get("model_growth_error_pct"),
         "with_drift_growth_error_pct": d.get("with_drift_growth_error_pct"),
     }
+
+
+def growth_se_ms(s: dict, ends: list[dict]) -> float:
+    """The standard error of the runs' growth: from validate's pooled σ (every group of runs
+    the study made, latitude.validate_noise) when the study has it, else from the two end
+    points' own spreads (studies written before 2026-12-07)."""
+    slope = (s.get("noise") or {}).get("slope")
+    if slope:
+        return slope["se_ns"] / 1e6
+    return math.sqrt(sum(p["std_us"] ** 2 / p["runs"] for p in ends)) / 1e3
 
 
 def _pct(x, met=None) -> str:

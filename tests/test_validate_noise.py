@@ -52,3 +52,59 @@ def test_an_exact_model_misses_by_about_the_floor(reps):
     expected = sigma**2 * (1 + 1 / reps) / 100**2
     assert sum(errs) / len(errs) == pytest.approx(expected, rel=0.06)
     assert sum(floors) / len(floors) == pytest.approx(expected, rel=0.06)
+
+
+def test_middle_of_k_second_moments():
+    # the lower of two normals is as spread as one; the median of three is known (≈ 0.4487)
+    assert vn.middle_second_moment(1) == 1.0
+    assert vn.middle_second_moment(2) == pytest.approx(1.0, abs=1e-6)
+    assert vn.middle_second_moment(3) == pytest.approx(0.4487, abs=1e-4)
+    assert vn.middle_second_moment(5) < vn.middle_second_moment(3)
+
+
+@pytest.mark.parametrize("traces", [3, 5])
+def test_an_exact_model_from_the_middle_trace_misses_by_about_its_floor(traces):
+    """As above, but each study traces k times and predicts from the trace whose prediction is
+    the middle one (validate --traces k): the trace's deviation shrinks, and so does the floor;
+    the one-trace floor would overstate what noise explains."""
+    rng = random.Random(11)
+    true = [50.0, 100.0, 150.0]
+    sigma, reps = 8.0, 5
+    errs, floors, one_trace = [], [], []
+    for _ in range(4000):
+        deltas = sorted(rng.gauss(0, sigma) for _ in range(traces))
+        delta = deltas[(traces - 1) // 2]
+        pred = [t + delta for t in true]
+        runs = [[rng.gauss(t, sigma) for _ in range(reps)] for t in true]
+        traced = [true[0] + d for d in deltas]
+        means = [sum(r) / reps for r in runs]
+        rmse = math.sqrt(sum((m - p) ** 2 for m, p in zip(means, pred)) / 3)
+        errs.append((rmse / (sum(means) / 3)) ** 2)
+        floors.append(vn.rrmse_floor(runs, traced, traces)["rrmse"] ** 2)
+        one_trace.append(vn.rrmse_floor(runs, traced)["rrmse"] ** 2)
+    mean_err = sum(errs) / len(errs)
+    assert sum(floors) / len(floors) == pytest.approx(mean_err, rel=0.08)
+    assert sum(one_trace) / len(one_trace) > 1.3 * mean_err
+
+
+def test_exceed_p_is_uniform_for_an_exact_model_and_small_for_a_biased_one():
+    """Seeded studies of an exact model (the middle of 3 traces, 5 runs per ΔL): p below 0.05
+    about 5 % of the time. A model 3σ too high at every ΔL: p below 0.05 nearly always."""
+    rng = random.Random(3)
+    true = [50.0, 100.0, 150.0]
+    sigma, reps = 8.0, 5
+
+    def study(bias):
+        deltas = sorted(rng.gauss(0, sigma) for _ in range(3))
+        pred = [t + deltas[1] + bias for t in true]
+        runs = [[rng.gauss(t, sigma) for _ in range(reps)] for t in true]
+        means = [sum(r) / reps for r in runs]
+        rrmse = math.sqrt(sum((m - p) ** 2 for m, p in zip(means, pred)) / 3) / (sum(means) / 3)
+        return vn.exceed_p(rrmse, runs, sigma, 3, draws=4000)
+
+    exact = [study(0.0) for _ in range(300)]
+    assert 0.01 <= sum(p < 0.05 for p in exact) / len(exact) <= 0.11
+    assert 0.35 <= sum(exact) / len(exact) <= 0.65  # uniform on [0, 1]: mean one half
+    biased = [study(3 * sigma) for _ in range(100)]
+    assert sum(p < 0.05 for p in biased) / len(biased) >= 0.9
+    assert vn.exceed_p(0.0, [[1.0, 2.0]], 1.0) == 1.0

@@ -52,13 +52,13 @@ def sharing(concurrent: dict) -> Sharing:
     """The decision from latitude-calib's ``concurrent`` pairs (size -> (t₁, t₂) in µs)."""
     shares = {s: t2 / t1 - 1 for s, (t1, t2) in concurrent.items() if t1 > 0 and t2 > 0}
     if not shares:
-        return Sharing(notes=["concurrent sends not measured: a rank's messages are priced side by side"])
+        return Sharing(notes=["concurrent sends not measured: a rank's messages are not chained by their bytes"])
     out = Sharing(shares, statistics.median(shares.values()))
     sizes = ", ".join(f"{s // 1024} KiB {f:+.2f}" for s, f in sorted(shares.items()))
     if out.serialize:
         verdict = "one after the other: nic_serialization = true (each rank's sends chained by g + (s − 1)·G)"
     else:
-        verdict = "side by side: a rank's messages are not chained"
+        verdict = "side by side: a rank's messages are not chained by their bytes (consecutive sends still g apart)"
     out.notes.append(
         f"two messages in flight at once take {1 + out.share:.2f}× one (median of the second's share: {sizes}); {verdict}"
     )

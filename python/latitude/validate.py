@@ -313,14 +313,17 @@ def check_note(c: dict) -> str:
 
 
 def noise(points: list[Point], checks: list[dict]) -> dict | None:
-    """validate_noise's floor and slope for this study's runs (points in ΔL order)."""
+    """validate_noise's floor, the chance an exact model misses by this study's RRMSE, and the
+    slope, for this study's runs (points in ΔL order)."""
     ordered = sorted(points, key=lambda p: p.delta_ns)
     runs = [p.runs_ns for p in ordered]
-    floor = validate_noise.rrmse_floor(runs, [c["traced_ns"] for c in checks if c["traced_ns"]])
+    k = max(len(checks), 1)
+    floor = validate_noise.rrmse_floor(runs, [c["traced_ns"] for c in checks if c["traced_ns"]], k)
     if floor is None:
         return None
     pred = [p.predicted_ns for p in ordered]
-    return floor | {"slope": validate_noise.slope_check(runs, pred, floor["sigma_ns"])}
+    p = validate_noise.exceed_p(rrmse(points)[1], runs, floor["sigma_ns"], k)
+    return floor | {"exceed_p": p, "slope": validate_noise.slope_check(runs, pred, floor["sigma_ns"])}
 
 
 def median_trace(checks: list[dict]) -> dict:
@@ -546,9 +549,10 @@ def plot(rows: list[dict], sens, tol, path: str, title: str, share: float | None
 def noise_note(n: dict | None) -> str:
     if not n:
         return ""
+    p = f"; an exact model misses by this much or more with p = {n['exceed_p']:.2f}" if "exceed_p" in n else ""
     return (
         f"; run-to-run noise alone would give about {100 * n['rrmse']:.1f} % "
-        f"(σ = {n['sigma_ns'] / 1e6:.3f} ms per run over {n['dof']} degrees of freedom)"
+        f"(σ = {n['sigma_ns'] / 1e6:.3f} ms per run over {n['dof']} degrees of freedom{p})"
     )
 
 
