@@ -176,6 +176,7 @@ def posterior_row(s: dict) -> dict:
         "app": s["name"],
         "rrmse_pct": rrmse,
         "noise_floor_pct": floor,
+        "exceed_p": (s.get("noise") or {}).get("exceed_p"),
         "rrmse_target_met": None if floor is None else rrmse <= max(RRMSE_TARGET_PCT, floor),
         "inside_pct": 100 * post["share_inside"] if post else None,
         "runs_inside_pct": 100 * post["share_runs_inside"] if post else None,
@@ -227,20 +228,25 @@ def _signed(x, met) -> str:
     return "–" if x is None else f"{x:+.2f} %" + ("" if met is None else " ✓" if met else " ✗")
 
 
+def _p(r: dict) -> str:
+    return "–" if r.get("exceed_p") is None else f"{r['exceed_p']:.2f}"
+
+
 def _growth(r: dict) -> str:
     return "–" if r.get("growth_ms") is None else f"{r['growth_ms']:.0f} ± {r['growth_se_ms']:.0f}"
 
 
 def posterior_table(rows: list) -> str:
     head = (
-        f"| app | RRMSE (target ≤ {RRMSE_TARGET_PCT:g} % or the noise floor) | noise floor | measured means inside "
+        f"| app | RRMSE (target ≤ {RRMSE_TARGET_PCT:g} % or the noise floor) | noise floor | exact model misses by as "
+        "much (p) | measured means inside "
         f"the 95 % band (target ≥ {100 * INSIDE_TARGET:g} %) | single runs inside | ΔL = 0 vs its own traced run "
         f"(target ±{TRACED_TARGET_PCT:g} %) | computation, largest ΔL vs smallest | the runs' growth to the largest "
         "ΔL (ms ± se) | the model's vs the runs' | with the computation's change added "
-        "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [
-        f"| {r['app']} | {_pct(r['rrmse_pct'], r['rrmse_target_met'])} | {_pct(r['noise_floor_pct'])} "
+        f"| {r['app']} | {_pct(r['rrmse_pct'], r['rrmse_target_met'])} | {_pct(r['noise_floor_pct'])} | {_p(r)} "
         f"| {_pct(r['inside_pct'], r['inside_target_met'])} | {_pct(r['runs_inside_pct'])} "
         f"| {_signed(r['traced_error_pct'], r['traced_target_met'])} | {_signed(r.get('drift_pct'), None)} "
         f"| {_growth(r)} | {_signed(r.get('growth_error_pct'), None)} "
