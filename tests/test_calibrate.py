@@ -520,14 +520,15 @@ def test_calibrate_bad_input(tracer_cache, opts, where):
     assert proc.stderr.count("\n") == 1
 
 
-def synthetic_classes(S1, medium_o, medium_L, noise=0.0, seed=0) -> calibrate.Measurements:
+def synthetic_classes(S1, medium_o, medium_L, noise=0.0, seed=0, scale=1.0) -> calibrate.Measurements:
     """latitude-calib's output for a machine with a cheaper small-message path: sizes above
-    S1 (and up to S = 64 KiB) pay medium_o more per call and medium_L more latency."""
+    S1 (and up to S = 64 KiB) pay medium_o more per call and medium_L more latency; `scale`
+    multiplies every time (a run in a slower machine state)."""
     L, o, G, O, S = 2000.0, 300.0, 0.02, 0.001, 65536
     rng = random.Random(seed)
 
     def jitter(v):
-        return v * (1 + rng.uniform(-noise, noise)) if noise else v
+        return scale * v * (1 + rng.uniform(-noise, noise)) if noise else scale * v
 
     lines = []
     for s in SIZES:
@@ -549,11 +550,35 @@ def test_protocol_classes_found_with_their_cut_off_and_costs(tmp_path):
     assert c.S1 == 1024
     assert c.values["medium.o"] == pytest.approx(150, abs=1) and c.values["medium.L"] == pytest.approx(600, abs=2)
     assert c.values["small.o"] == pytest.approx(0, abs=1) and c.values["small.L"] == pytest.approx(0, abs=2)
+    # the calibration's table shows the model with the classes: every size as measured
+    rows = protocol_fit.with_classes(loggp_fit.fit(m).rows, loggp_fit.fit(m), c)
+    assert max(abs(r["classes_ns"] - r["measured_ns"]) / r["measured_ns"] for r in rows) < 1e-3
+    assert max(abs(r["rel_error"]) for r in rows) > 0.05  # the one-class model alone is not
+    assert "+classes µs" in loggp_fit.table(loggp_fit.fit(m), rows)
     machine = tmp_path / "m.toml"
     f = loggp_fit.fit(m)
     machine.write_text(loggp_fit.to_toml(f, "test") + "\n".join(c.toml()) + "\n")
     p = Params.from_machine(str(machine))
     assert p.S1 == 1024 and p.value("medium.L") == pytest.approx(600, abs=2)
+
+
+def test_a_step_every_run_shows_is_a_class_though_one_run_is_slower():
+    """Five runs, one in a machine state 1.3x slower at every size: the spread between the
+    runs' round trips is large, the step of 100 ns above 1 KiB inside each run is not. The
+    step is judged by its own spread over the runs, so the class is found; without the step
+    (the same runs) one class stays enough."""
+    from latitude import protocol_fit
+
+    def runs(medium_L):
+        return [synthetic_classes(1024, 0, medium_L, 0.002, seed, 1.3 if seed == 2 else 1.0) for seed in range(5)]
+
+    m = calibrate.combine(runs(100))
+    f = loggp_fit.fit(m)
+    assert f.noise > 0.05  # the slow run: judged by the levels' spread, the step is noise
+    c = protocol_fit.fit_classes(m, f)
+    assert c.S1 == 1024 and c.values["medium.L"] == pytest.approx(100, abs=15)
+    m = calibrate.combine(runs(0))
+    assert protocol_fit.fit_classes(m, loggp_fit.fit(m)).S1 is None
 
 
 def test_one_class_is_enough_without_a_step():

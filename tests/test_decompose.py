@@ -144,6 +144,22 @@ def test_a_trace_names_the_mpi_functions_and_their_measured_time():
     assert bcast["measured_ns"] == pytest.approx(want)
 
 
+def test_each_ranks_computation_is_its_traced_time_outside_mpi():
+    """The model's computation is the trace's: a rank's span less its measured MPI time, so
+    the MPI time the model misses is the rank's prediction error (T_r against the span)."""
+    g = Graph.from_trace(TRACE, calls=True, progress=False)
+    times = _core.trace_times(TRACE)
+    for L in (0.0, 5000.0):  # whatever the model's MPI time
+        d = g.decompose(Params(L=L, o=100.0))
+        for r, t in zip(d.per_rank, times):
+            fin = t["start_ns"][t["name"] == t["names"].index("MPI_Finalize")]
+            assert r["measured_span_ns"] == fin.min()
+            assert r["compute_ns"] == r["measured_span_ns"] - r["measured_mpi_ns"]
+            model_mpi = r["network_ns"] + r["stack_ns"] + r["sync_ns"]
+            T_r = r["compute_ns"] + model_mpi
+            assert r["measured_mpi_ns"] - model_mpi == pytest.approx(r["measured_span_ns"] - T_r)
+
+
 def test_cli_writes_json_csv_and_plot(tmp_path):
     goal_file = os.path.join(EXAMPLES, "halo2d-16.goal")
     out = json.loads(

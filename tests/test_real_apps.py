@@ -42,7 +42,7 @@ def calibrated(tmp_path_factory, under: str) -> Path:
     path = tmp_path_factory.mktemp("machine") / "machine.toml"
     # up to the largest message the programs send (HPCC's b_eff: 2 MB): G from 256 KiB and
     # below, in cache, priced HPCC's 2 MB messages 25 % short
-    sizes = "0,8,64,256,1KiB,2KiB,4KiB,16KiB,64KiB,256KiB,1MiB,2MiB"
+    sizes = "0,8,64,128,256,384,512,768,1KiB,2KiB,4KiB,16KiB,64KiB,256KiB,1MiB,2MiB"
     opts = [under, "--allow-zero-L", "--sizes", sizes, "--batches", "5", "--iters", "200"]
     latitude(
         "calibrate", *opts, "--repeat", "5", "-o", path, "--", *ompi(2)

@@ -35,7 +35,7 @@ from latitude import launcher, tracer
 from latitude.errors import InputError, ToolError
 from latitude.outputs import write_text
 
-DEFAULT_SIZES = (0, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
+DEFAULT_SIZES = (0, 8, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144, 1048576)
 # the collective calls and their point-to-point references: (name, bytes), as latitude-calib
 # prints them (`coll,<name>,<bytes>,<µs per call>`; samples of kind coll_<name>)
 COLLS = (("exchange", 0), ("barrier", 0), ("exchange", 8), ("allreduce", 8))

@@ -16,7 +16,11 @@ names the segments' MPI calls and aggregates them:
 * a GOAL or job graph has no calls: segments are named by their op (`send`, `recv`).
 
 Given a trace, the measured time of each MPI function (sum of its calls' durations, all
-ranks) stands beside the model's split.
+ranks) stands beside the model's split, and each rank has its traced span (its MPI_Init end
+to its MPI_Finalize start) and the time inside its MPI calls in that span. The model's
+computation is the trace's (the time between the calls), so a rank's measured MPI time less
+the model's is its span less T_r, the rank's share of the ΔL = 0 prediction error, up to the
+tracer's own work between calls; a larger MPI gap is not a second error.
 """
 
 from __future__ import annotations
@@ -70,6 +74,9 @@ def decompose(core_graph, params, calls: list[dict] | None = None) -> Decomposit
     arrays = core_graph.arrays(edges=False)  # after decompose: planning may re-order vertices
     rank_parts = raw["rank_parts_ns"]
     per_rank = [{"rank": r, **_split(rank_parts[r])} for r in range(rank_parts.shape[0])]
+    if calls is not None:
+        for row, rank in zip(per_rank, calls):
+            row.update(_rank_measured(rank))
     total = _split(rank_parts.sum(axis=0)) if len(per_rank) else _split(np.zeros(5))
     codes, names, counts, measured = _labels(raw, arrays, calls)
     per_call = _per_call(raw, codes, names, counts, measured)
@@ -99,6 +106,28 @@ def _labels(raw: dict, arrays: dict, calls: list[dict] | None):
     # A segment whose line is no measured call (cannot happen for our traces) keeps its op kind.
     fallback = np.array([_code(names, k) for k in KIND_NAMES])
     return np.where(keys[i] == seg_keys, codes[i], fallback[kind[vertex]]), names, counts, measured
+
+
+# Calls whose time the schedule keeps as computation (trace::known_calls' "local" and "io").
+_COMPUTE_KINDS = ("local", "io")
+_ENDS = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")
+
+
+def _rank_measured(rank: dict) -> dict:
+    """One rank's traced span, MPI_Init end (time 0) to MPI_Finalize start (else its last
+    call's end), and the time inside its MPI calls within it, the calls the schedule keeps as
+    computation left out."""
+    from latitude import _core
+
+    kinds = _core.trace_calls()
+    names = rank["names"]
+    start, end, name = rank["start_ns"], rank["end_ns"], rank["name"]
+    fin = [i for i, n in enumerate(names) if n == "MPI_Finalize"]
+    at_fin = np.isin(name, fin) if fin else np.zeros(len(name), dtype=bool)
+    span = float(start[at_fin].min()) if at_fin.any() else float(end.max(initial=0))
+    skip = [i for i, n in enumerate(names) if n in _ENDS or kinds.get(n) in _COMPUTE_KINDS]
+    inside = (start >= 0) & (end <= span) & ~np.isin(name, skip)
+    return {"measured_span_ns": span, "measured_mpi_ns": float((end - start)[inside].sum())}
 
 
 def _call_table(calls: list[dict]):
@@ -148,6 +177,7 @@ def _per_call(raw: dict, codes: np.ndarray, names: list[str], counts: dict, meas
 def write_csv(d: Decomposition, path: str) -> None:
     """One table: a row per rank, per MPI function and the total (column `scope`)."""
     cols = ["scope", "rank", "call", "count", "compute_ns", "network_ns", "stack_ns", "sync_ns", "measured_ns"]
+    cols += ["measured_span_ns", "measured_mpi_ns"]
     with open_atomic(path, "CSV file", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")
         w.writeheader()

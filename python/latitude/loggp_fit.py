@@ -564,8 +564,10 @@ def _pm(f: Fit, name: str, fmt: str) -> str:
     return f" ± {format(u['std'], fmt)}" if u else ""
 
 
-def table(f: Fit) -> str:
-    """The fit, human-readable."""
+def table(f: Fit, rows: list[dict] | None = None) -> str:
+    """The fit, human-readable; `rows`: the fit's rows with the protocol classes' model
+    beside (`classes_ns`, latitude.protocol_fit.with_classes), else the fit's own."""
+    rows = f.rows if rows is None else rows
     S = "∞" if f.S is None else f"{f.S} B"
     bw = f"{1 / f.G:.3g} GB/s" if f.G else "∞"
     out = [
@@ -578,12 +580,18 @@ def table(f: Fit) -> str:
         out.append(f"K = {f.K:.1f}{_pm(f, 'K', '.1f')} ns (a collective call beyond its messages, per rank)")
     if f.L_rendezvous is not None:
         out.append(f"L measured by rendezvous messages: {f.L_rendezvous:.1f}{_pm(f, 'L_rendezvous', '.1f')} ns")
-    out += ["", f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}"]
-    for r in f.rows:
-        out.append(
+    classes = any("classes_ns" in r for r in rows)
+    head = f"{'bytes':>9} {'protocol':>10} {'measured µs':>12} {'model µs':>10} {'residual':>9}"
+    out += ["", head + (f" {'+classes µs':>12} {'residual':>9}" if classes else "")]
+    for r in rows:
+        line = (
             f"{r['bytes']:>9} {r['protocol']:>10} {r['measured_ns'] / 1e3:>12.3f} "
             f"{r['model_ns'] / 1e3:>10.3f} {100 * r['rel_error']:>8.1f}%"
         )
+        if classes:
+            c, m = r["classes_ns"], r["measured_ns"]
+            line += f" {c / 1e3:>12.3f} {100 * (m - c) / m if m else 0.0:>8.1f}%"
+        out.append(line)
     noise = "" if f.noise is None else f", half round trips vary by {100 * f.noise:.1f} % between {_between(f)}"
     out.append(f"R² = {f.r2:.4f}, largest relative residual {100 * f.max_rel_error:.1f} %{noise}")
     out += [f"note: {n}" for n in f.notes]

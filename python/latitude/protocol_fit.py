@@ -12,8 +12,13 @@ leaving each class two sizes is tried; per split the calls' times give O (one sl
 each class's o + o_c (its intercept), the round trips minus the calls each class's L + l_c,
 and the split with the least squared error of the round trips wins. Two classes are kept only when they describe the
 round trips clearly better than one (BIC lower by more than 2 and a step in the round trip of
-more than 3 % of it, and more than the measurements' own spread); otherwise the calibration
-says one class is enough and writes none. The large (rendezvous) class's l_c is the
+more than 3 % of it, and more than the measurements' own noise); otherwise the calibration
+says one class is enough and writes none. With three or more runs the noise is the step's
+own: the same cut-off fitted in each run, the step must exceed twice its standard error over
+the runs. A run in another machine state moves every size's round trip by a common factor
+and inflates the spread between runs, but hardly the step inside the run: judged against the
+spread of the levels, a 50 ns step that every run showed was refused when one run of five
+came out 25 % slower. With fewer runs, twice the relative spread of the round trips. The large (rendezvous) class's l_c is the
 rendezvous latency the round trips of large messages show beyond L (h = 3(L + l_c) + 3(o + o_c)
 + b·G: only l_c + o_c is identified, so all of it goes to l_c, and o_c is 0).
 """
@@ -21,7 +26,8 @@ rendezvous latency the round trips of large messages show beyond L (h = 3(L + l_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import statistics
+from dataclasses import dataclass, field, replace
 
 from latitude.calibrate import Measurements
 from latitude.loggp_fit import Fit, b
@@ -35,6 +41,9 @@ BIC_MIN = 2.0
 class ClassFit:
     S1: int | None  # None: one eager class is enough
     values: dict = field(default_factory=dict)  # CLASS_PARAMS name -> ns
+    # O (ns/B) of the split: the classes' o_c and l_c are relative to it, so it is the
+    # machine file's O when small and medium are written (None: the base fit's O stands)
+    O: float | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -49,6 +58,29 @@ class ClassFit:
             o, L = self.values[f"{c}.o"], self.values[f"{c}.L"]
             out.append(f'{c} = {{ o = "{o:.4g}ns", L = "{L:.4g}ns" }}')
         return out
+
+
+def written_fit(f: Fit, c: ClassFit) -> Fit:
+    """The fit as the machine file holds it beside the classes: with their O when small and
+    medium are written."""
+    return f if c.O is None else replace(f, O=c.O)
+
+
+def with_classes(rows: list[dict], f: Fit, c: ClassFit) -> list[dict]:
+    """The fit's rows (latitude.loggp_fit) with `classes_ns`, the half round trip of the
+    machine file as written: the classes' terms added (eager: l_c + 2·o_c and their O;
+    rendezvous: 3·(l_c + o_c)); the rows unchanged when no class is written."""
+    if c.S1 is None:
+        return rows
+    out = []
+    for r in rows:
+        if r["protocol"] == "rendezvous":
+            extra = 3 * (c.values["large.L"] + c.values["large.o"])
+        else:
+            k = "small" if r["bytes"] <= c.S1 else "medium"
+            extra = c.values[f"{k}.L"] + 2 * c.values[f"{k}.o"] + b(r["bytes"]) * (written_fit(f, c).O - f.O)
+        out.append(r | {"classes_ns": r["model_ns"] + extra})
+    return out
 
 
 def _bic(sse: float, n: int, k: int) -> float:
@@ -80,6 +112,27 @@ def _split(eager: list[int], h: dict, calls: dict, f: Fit, k: int):
     return O, out, sse
 
 
+def _jump(eager: list[int], h: dict, calls: dict, f: Fit, k: int) -> float:
+    """What the cut-off after eager[k - 1] adds to the round trip (2·Δo + ΔL)."""
+    _, ((so, sl), (mo, ml)), _ = _split(eager, h, calls, f, k)
+    return (2 * mo + ml) - (2 * so + sl)
+
+
+def _step_noise(m: Measurements, eager: list[int], f: Fit, k: int, hi: float) -> float:
+    """The smallest step (ns) the measurements tell from noise: twice the standard error of
+    the step over the runs (three or more runs measuring every eager size), else twice the
+    relative spread of the round trips times their level."""
+    runs = [r for r in m.runs if all(s in r.pingpong and s in r.o_send and s in r.o_recv for s in eager)]
+    if len(runs) < 3:
+        return 2 * (f.noise or 0.0) * hi
+    jumps = []
+    for r in runs:
+        h = {s: r.pingpong[s][1] * 1e3 for s in eager}
+        calls = {s: (r.o_send[s] + r.o_recv[s]) * 1e3 for s in eager}
+        jumps.append(_jump(eager, h, calls, f, k))
+    return 2 * statistics.stdev(jumps) / math.sqrt(len(jumps))
+
+
 def fit_classes(m: Measurements, f: Fit) -> ClassFit:
     """The protocol classes of the measurements `m` given their base fit `f`."""
     S = m.eager
@@ -96,18 +149,18 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
     one = _split(eager, h, calls, f, 0)[2]
     # Each class keeps at least two sizes (an intercept and the common slope per split).
     best = min(range(2, n - 1), key=lambda k: _split(eager, h, calls, f, k)[2])
-    _, ((so, sl), (mo, ml)), two = _split(eager, h, calls, f, best)
+    O, ((so, sl), (mo, ml)), two = _split(eager, h, calls, f, best)
     jump = (2 * mo + ml) - (2 * so + sl)  # what the cut-off adds to the round trip
     hi = sum(h[s] for s in eager[best:]) / (n - best)
     gain = _bic(one, n, 2) - _bic(two, n, 3)
-    big = abs(jump) > STEP_MIN * hi and abs(jump) > 2 * (f.noise or 0.0) * hi
+    big = abs(jump) > STEP_MIN * hi and abs(jump) > _step_noise(m, eager, f, best, hi)
     if gain <= BIC_MIN or not big:
         out.notes.append(
             f"protocol classes: one eager class is enough (the best cut-off, {eager[best - 1]} B, changes the "
             f"round trip by {jump:+.0f} ns; BIC gain {gain:.1f})"
         )
         return _large_only(out, large_L, rndv, h, f)
-    out.S1 = eager[best - 1]
+    out.S1, out.O = eager[best - 1], O
     # The classes add cost: a negative excess (noise, or a cheaper medium path) is written as 0.
     vals = dict(zip(CLASS_PARAMS, (so, sl, mo, ml, 0.0, large_L)))
     out.values = {k: max(v, 0.0) for k, v in vals.items()}

@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from latitude import inject, loggp_fit, tracer
+from latitude import inject, loggp_fit, protocol_fit, tracer
 from latitude.errors import InputError
 from latitude.outputs import write_text
 
@@ -39,7 +39,7 @@ def machine_params(launch: inject.Launch, opts, outdir: Path):
     samples = outdir / "machine.samples.csv"
     calibrate.write_samples(m.runs or [m], str(samples))
     inject.log(classes.notes[-1])
-    text = loggp_fit.to_toml(f, command, injector=True, samples=samples.name)
+    text = loggp_fit.to_toml(protocol_fit.written_fit(f, classes), command, injector=True, samples=samples.name)
     write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
     return Params.from_machine(str(path)), path, (m, f, classes)
 
@@ -48,7 +48,7 @@ def _calibrated(launch: inject.Launch, opts, injector_lib=None, tracer_lib=None)
     """Measure with the application's own launcher (ranks 0 and 1, placed as its ranks are),
     under the injector or the tracer, and fit: (measurements, command, fit, protocol size
     classes — e.g. a rendezvous set-up beyond L, when the calibration shows them)."""
-    from latitude import calibrate, protocol_fit
+    from latitude import calibrate
 
     calib_launch = inject.Launch(launcher_part(launch.argv), launch.family, launch.info)
     m, command = calibrate.measure(
@@ -96,6 +96,6 @@ def traced_machine_params(launch: inject.Launch, opts, outdir: Path, injected):
         return injected, f"{opts.machine} (no --traced-machine: the injected runs' machine)"
     _, command, f, classes = _calibrated(launch, opts, tracer_lib=inject.build_with_spinner(launch, tracer.LIB_NAME))
     path = outdir / "machine-traced.toml"
-    text = loggp_fit.to_toml(f, command, tracer=True)
+    text = loggp_fit.to_toml(protocol_fit.written_fit(f, classes), command, tracer=True)
     write_text(path, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
     return Params.from_machine(str(path)), str(path)

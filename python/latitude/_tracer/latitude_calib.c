@@ -557,7 +557,7 @@ static int byte_counts(const char *p, long lo, long hi, const char *expected, lo
 int main(int argc, char **argv)
 {
     const char *list = arg(argc, argv, "--sizes",
-                           "0,8,64,256,1024,2048,4096,8192,16384,65536,262144,1048576");
+                           "0,8,64,128,256,512,1024,2048,4096,8192,16384,65536,262144,1048576");
     int batches = atoi(arg(argc, argv, "--batches", "11"));
     int iters = atoi(arg(argc, argv, "--iters", "200"));
     const char *what = arg(argc, argv, "--what", "pingpong,overhead,stream,concurrent,eager,copy,coll");

@@ -48,7 +48,9 @@ def register(subparsers) -> None:
     )
     p.add_argument("-o", "--output", metavar="TOML", help="write the machine file here")
     p.add_argument(
-        "--sizes", metavar="LIST", help="message sizes, comma separated with units (default 0,8,64,256,1KiB,...,1MiB)"
+        "--sizes",
+        metavar="LIST",
+        help="message sizes, comma separated with units (default 0,8,64,128,256,512,1KiB,...,1MiB)",
     )
     p.add_argument("--batches", type=int, default=11, help="timed batches per size (default 11)")
     p.add_argument("--iters", type=int, default=200, help="round trips per batch (default 200)")
@@ -153,7 +155,8 @@ def run(args) -> int:
     classes = protocol_fit.fit_classes(m, f)
     post, post_path = posterior(args, m, f, classes)
     if args.output:
-        text = loggp_fit.to_toml(f, command, args.under_injector, samples, tracer=args.under_tracer)
+        written = protocol_fit.written_fit(f, classes)
+        text = loggp_fit.to_toml(written, command, args.under_injector, samples, tracer=args.under_tracer)
         if post_path:
             text += f"# posterior samples (latitude calibrate --bayes): predict --posterior {post_path}\n"
         write_text(args.output, text + "".join(f"{line}\n" for line in classes.toml()), "machine file")
@@ -164,7 +167,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(f.to_dict() | extra, indent=1))
     else:
-        print(loggp_fit.table(f))
+        print(loggp_fit.table(f, protocol_fit.with_classes(f.rows, f, classes)))
         print("\n".join(f"note: {n}" for n in classes.notes))
         if post is not None:
             print(bayes_table(post))

@@ -72,11 +72,14 @@ def _print(d, measured: bool) -> None:
             row.append(fmt_time(c["measured_ns"]))
         t.add_row(*row)
     con.print(t)
-    t = Table(title="Per rank")
-    for c in ("rank", "computation", "network", "MPI stack", "synchronization"):
+    title = "Per rank (model; measured: the traced run's span and its time in MPI calls)" if measured else "Per rank"
+    t = Table(title=title)
+    extra = ("measured span", "measured MPI") if measured else ()
+    for c in ("rank", "computation", "network", "MPI stack", "synchronization", *extra):
         t.add_column(c, justify="right")
     for r in d.per_rank[:64]:
-        t.add_row(str(r["rank"]), *(fmt_time(r[c]) for c in cols))
+        more = [fmt_time(r[k]) for k in ("measured_span_ns", "measured_mpi_ns") if k in r]
+        t.add_row(str(r["rank"]), *(fmt_time(r[c]) for c in cols), *more)
     if len(d.per_rank) > 64:
         t.caption = f"first 64 of {len(d.per_rank):,} ranks (--json or --csv for all)"
     con.print(t)
