@@ -20,7 +20,8 @@ and inflates the spread between runs, but hardly the step inside the run: judged
 spread of the levels, a 50 ns step that every run showed was refused when one run of five
 came out 25 % slower. With fewer runs, twice the relative spread of the round trips. The large (rendezvous) class's l_c is the
 rendezvous latency the round trips of large messages show beyond L (h = 3(L + l_c) + 3(o + o_c)
-+ b·G: only l_c + o_c is identified, so all of it goes to l_c, and o_c is 0).
++ b·G: only l_c + o_c is identified, so all of it goes to l_c, and o_c is 0), fitted to the
+rendezvous round trips by least squared relative error.
 """
 
 from __future__ import annotations
@@ -68,18 +69,21 @@ def written_fit(f: Fit, c: ClassFit) -> Fit:
 
 def with_classes(rows: list[dict], f: Fit, c: ClassFit) -> list[dict]:
     """The fit's rows (latitude.loggp_fit) with `classes_ns`, the half round trip of the
-    machine file as written: the classes' terms added (eager: l_c + 2·o_c and their O;
-    rendezvous: 3·(l_c + o_c)); the rows unchanged when no class is written."""
+    machine file as written (its L, o, G and O, the classes' l_c and o_c: eager
+    L + l_c + 2(o + o_c) + b·(G + O), rendezvous 3(L + l_c) + 3(o + o_c) + b·G); the rows
+    unchanged when no class is written."""
     if c.S1 is None:
         return rows
+    w, v = written_fit(f, c), c.values
     out = []
     for r in rows:
+        s = r["bytes"]
         if r["protocol"] == "rendezvous":
-            extra = 3 * (c.values["large.L"] + c.values["large.o"])
+            model = 3 * (w.L + v["large.L"]) + 3 * (w.o + v["large.o"]) + b(s) * w.G
         else:
-            k = "small" if r["bytes"] <= c.S1 else "medium"
-            extra = c.values[f"{k}.L"] + 2 * c.values[f"{k}.o"] + b(r["bytes"]) * (written_fit(f, c).O - f.O)
-        out.append(r | {"classes_ns": r["model_ns"] + extra})
+            k = "small" if s <= c.S1 else "medium"
+            model = w.L + v[f"{k}.L"] + 2 * (w.o + v[f"{k}.o"]) + b(s) * (w.G + w.O)
+        out.append(r | {"classes_ns": model})
     return out
 
 
@@ -140,7 +144,7 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
     rndv = [s for s in sorted(m.pingpong) if S is not None and s > S]
     h = {s: m.pingpong[s][1] * 1e3 for s in m.pingpong}
     calls = {s: (m.o_send[s] + m.o_recv[s]) * 1e3 for s in eager}
-    large_L = max(0.0, f.L_rendezvous - f.L) if f.L_rendezvous is not None else 0.0
+    large_L = _large_latency(rndv, h, f)
     out = ClassFit(None)
     if len(eager) < 4 or S is None:
         out.notes.append("protocol classes: too few eager sizes (or no eager limit) to look for a small class")
@@ -170,6 +174,19 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
         f"{large_L:.0f} ns of latency" + ("" if rndv else " (no rendezvous sizes measured)")
     )
     return out
+
+
+def _large_latency(rndv: list[int], h: dict, f: Fit) -> float:
+    """l_c of the large class: the latency that, added three times to the handshake
+    rendezvous (3L + 3o + b·G), fits the rendezvous round trips with the least squared
+    *relative* error. The rendezvous line's intercept (f.L_rendezvous) is set by the largest
+    sizes, whose per-byte cost leaves cache, and read as latency it priced 4 KiB messages at
+    2.9x their round trip in one calibration; weighted by 1/h² every size counts by its share."""
+    if not rndv:
+        return 0.0
+    w = {s: 1.0 / h[s] ** 2 for s in rndv}
+    excess = {s: h[s] - 3 * f.L - 3 * f.o - b(s) * f.G for s in rndv}
+    return max(0.0, sum(w[s] * excess[s] for s in rndv) / (3 * sum(w.values())))
 
 
 def _large_only(out: ClassFit, large_L: float, rndv: list[int], h: dict, f: Fit) -> ClassFit:
