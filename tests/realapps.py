@@ -170,8 +170,12 @@ APPS = {
     # 2 MiB (b_eff's messages) and two messages in flight at once priced one after the other
     # (nic_serialization, measured: 1.9x one here; docs/calibration.md), the 10 %:
     # -6.6, -4.3, -8.5 (warned), and -15.0 (warned, 0.82x) then +12.1 then +4.1 % in four suite
-    # runs; three tries keep a run of the machine's other states from failing it.
-    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.10, inject_bound=0.45),
+    # runs; three tries keep a run of the machine's other states from failing it. Later that
+    # day, with the calibration's protocol classes (docs/calibration.md): -7.2 (warned, 2.18x),
+    # +2.4, -4.2, -0.4, -7.8 (warned, 2.07x), -4.1 % at ΔL = 0 (one more run, disturbed by other
+    # work on the machine, warned three times and skipped), and at ΔL = 20 µs +8.1, +3.2,
+    # +0.1, -4.2, -0.3, +0.3 % (it had been -7 to +22 %): 25 % there, down from 45 %.
+    "hpcc": App("hpcc", hpcc_case, have_hpcc, results_file="hpccoutf.txt", predict_bound=0.10, inject_bound=0.25),
     # QE pw.x: until 2026-12-06 anywhere from -3.1 to -14.0 % at ΔL = 0 (20 % bound). The
     # traced run's MPI time exceeded the model's in small collectives, but in rare 2 ms stalls,
     # not per call: the tracer deflated each full 1 MiB buffer inside the call that filled it
@@ -188,17 +192,21 @@ APPS = {
     ),
     # NetPIPE with -n 100 repeats a fixed number of times (27,032 calls in every run): ~10 ms of
     # back-to-back ping-pongs, all small messages, so its prediction moves by the whole factor
-    # (~2x) between the machine states a calibration can land in. Until 2026-12-06 its traced
-    # runs also lost ~2 ms per deflated buffer (-28 to -32 % compressed, -0.2 and -8.3 % plain);
-    # since, +26.6, +16.2, +7.6 % in three suite runs against one calibration each: the state,
-    # not the model, so no claim at ΔL = 0. At ΔL = 20 µs the injected latency dominates and the
-    # prediction holds: -1.9 to -2.8 % in the same runs. On 2026-12-07 two calibration fixes
-    # (latitude-calib no longer reads MPI_Wtime, which the tracer records, inside its timed
-    # round trips; the tracer's own work around each record, a traced graph's computation, is
-    # taken out of o and the half round trips) and the machine-state probe: with the probe
-    # within 1.01x of the machine's, -5.0 %; at 1.17x, -25.0 % (the traced run in a slower
-    # state); other suite runs +26.5, +2.1, +5.0 %. Still no claim: one calibration per suite
-    # run, and the state it lands in moves NetPIPE by the whole factor.
+    # (~2x) between the machine states a traced run can land in (probe 2.0-2.2x the
+    # calibration's: warned, and a run of only such traces is skipped). Until 2026-12-06 its
+    # traced runs also lost ~2 ms per deflated buffer; until 2026-12-07 the calibration priced
+    # the tracer's own work twice (+12 to +27 %). Then, with the probe agreeing, it was -8 to
+    # -23 % (12 traces, two calibrations): Open MPI's shared memory sends up to 256 B inline
+    # and copies larger payloads into a fragment (the traced MPI_Send: 230-280 ns up to 256 B,
+    # 620-880 ns from 384 B), a step the calibration's sizes straddled and its class fit
+    # refused whenever one run of five came out in the other machine state. With 128-768 B
+    # measured and the step judged by its own spread over the runs (docs/calibration.md):
+    # -7.2, -9.5, -9.8, -2.3, +0.3 % in five suite runs whose probe agreed (two more suite
+    # runs had every trace at 2.0-2.2x: skipped), and -2.1 to +1.5 % on nine of the twelve
+    # earlier traces re-priced (the other three -5.9 to -15.8 %: 0.1-0.4 ms inside single
+    # receives that no message explains). 15 %, not the 10 %: -9.5 and -9.8 % are too
+    # close to it, and their cause is not found yet (the run whose files were kept, in the
+    # slow state, had its eager messages priced within 5 % of their measured round trips).
     "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=0.15, inject_bound=0.20),
     "lammps": App("lammps", lammps_case, lambda: LAMMPS is not None),
 }

@@ -5,7 +5,7 @@ LAMMPS — each through the whole pipeline with the real CLI:
 1. `latitude trace`; 2. `latitude schedule` to a GOAL file, which predicts exactly what the
 trace does; 3. `latitude predict` on the trace with a machine file calibrated once for the
 suite under the tracer (the machine a traced run sees): the ΔL = 0 prediction within
-App.predict_bound (10 %; none for NetPIPE) of the traced run's own runtime (same
+App.predict_bound (10 %; 15 % for NetPIPE) of the traced run's own runtime (same
 span: the last MPI_Init end → MPI_Finalize start); 4. `latitude inject` at one ΔL: the
 measured runtime against the prediction at L₀ + ΔL with the machine calibrated under the
 injector (the machine an injected run sees), and the program's results identical to the

@@ -75,8 +75,11 @@ def decompose(core_graph, params, calls: list[dict] | None = None) -> Decomposit
     rank_parts = raw["rank_parts_ns"]
     per_rank = [{"rank": r, **_split(rank_parts[r])} for r in range(rank_parts.shape[0])]
     if calls is not None:
+        from latitude import _core
+
+        kinds = _core.trace_calls()
         for row, rank in zip(per_rank, calls):
-            row.update(_rank_measured(rank))
+            row.update(_rank_measured(rank, kinds))
     total = _split(rank_parts.sum(axis=0)) if len(per_rank) else _split(np.zeros(5))
     codes, names, counts, measured = _labels(raw, arrays, calls)
     per_call = _per_call(raw, codes, names, counts, measured)
@@ -113,13 +116,10 @@ _COMPUTE_KINDS = ("local", "io")
 _ENDS = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")
 
 
-def _rank_measured(rank: dict) -> dict:
+def _rank_measured(rank: dict, kinds: dict) -> dict:
     """One rank's traced span, MPI_Init end (time 0) to MPI_Finalize start (else its last
     call's end), and the time inside its MPI calls within it, the calls the schedule keeps as
-    computation left out."""
-    from latitude import _core
-
-    kinds = _core.trace_calls()
+    computation (`kinds`: _core.trace_calls()) left out."""
     names = rank["names"]
     start, end, name = rank["start_ns"], rank["end_ns"], rank["name"]
     fin = [i for i, n in enumerate(names) if n == "MPI_Finalize"]

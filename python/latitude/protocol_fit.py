@@ -18,10 +18,12 @@ own: the same cut-off fitted in each run, the step must exceed twice its standar
 the runs. A run in another machine state moves every size's round trip by a common factor
 and inflates the spread between runs, but hardly the step inside the run: judged against the
 spread of the levels, a 50 ns step that every run showed was refused when one run of five
-came out 25 % slower. With fewer runs, twice the relative spread of the round trips. The large (rendezvous) class's l_c is the
-rendezvous latency the round trips of large messages show beyond L (h = 3(L + l_c) + 3(o + o_c)
-+ b·G: only l_c + o_c is identified, so all of it goes to l_c, and o_c is 0), fitted to the
-rendezvous round trips by least squared relative error.
+came out 25 % slower. With fewer runs, twice the relative spread of the round trips.
+
+The large (rendezvous) class's l_c is the rendezvous latency the round trips of large
+messages show beyond L (h = 3(L + l_c) + 3(o + o_c) + b·G: only l_c + o_c is identified, so
+all of it goes to l_c, and o_c is 0), fitted to the rendezvous round trips by least squared
+relative error.
 """
 
 from __future__ import annotations

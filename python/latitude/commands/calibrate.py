@@ -154,8 +154,8 @@ def run(args) -> int:
     loggp_fit.require_identified(f, args.allow_zero_L)
     classes = protocol_fit.fit_classes(m, f)
     post, post_path = posterior(args, m, f, classes)
+    written = protocol_fit.written_fit(f, classes)  # with the classes' O when they are written
     if args.output:
-        written = protocol_fit.written_fit(f, classes)
         text = loggp_fit.to_toml(written, command, args.under_injector, samples, tracer=args.under_tracer)
         if post_path:
             text += f"# posterior samples (latitude calibrate --bayes): predict --posterior {post_path}\n"
@@ -165,7 +165,7 @@ def run(args) -> int:
         extra["posterior"] = {"path": post_path, "acceptance": post.acceptance, "draws": len(post.samples)}
         extra["posterior"]["params"] = post.summary()
     if args.json:
-        print(json.dumps(f.to_dict() | extra, indent=1))
+        print(json.dumps(written.to_dict() | extra, indent=1))
     else:
         print(loggp_fit.table(f, protocol_fit.with_classes(f.rows, f, classes)))
         print("\n".join(f"note: {n}" for n in classes.notes))
