@@ -203,8 +203,8 @@ APPS = {
     # measured and the step judged by its own spread over the runs (docs/calibration.md):
     # -7.2, -9.5, -9.8, -2.3, +0.3 % in five suite runs whose probe agreed (two more suite
     # runs had every trace at 2.0-2.2x: skipped), and -2.1 to +1.5 % on nine of the twelve
-    # earlier traces re-priced (the other three -5.9 to -15.8 %: 0.1-0.4 ms inside single
-    # receives that no message explains). 15 %, not the 10 %: -9.5 and -9.8 % are too
+    # earlier traces re-priced (the other three -5.9 to -15.8 %: stretches of 0.1-0.4 ms inside
+    # MPI that no message explains). 15 %, not the 10 %: -9.5 and -9.8 % are too
     # close to it, and their cause is not found yet (the run whose files were kept, in the
     # slow state, had its eager messages priced within 5 % of their measured round trips).
     "netpipe": App("netpipe", netpipe_case, lambda: NETPIPE is not None, predict_bound=0.15, inject_bound=0.20),
