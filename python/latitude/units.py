@@ -44,7 +44,9 @@ _RATE = {
     "Gb/s": 1e9 / 8,
     "Mb/s": 1e6 / 8,
 }
-_NUM = re.compile(r"^\s*([+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\s\d].*?)?\s*$")
+# One way to split the digits (\d+ then an optional fraction): with \d+\.?\d* a long digit run
+# that fails to match could be cut in n ways, and a 65,000-digit --noise sigma took minutes.
+_NUM = re.compile(r"^\s*([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\s\d].*?)?\s*$")
 
 
 def _split(text: str, where: str, what: str) -> tuple[float, str]:
