@@ -118,9 +118,15 @@ def _split(eager: list[int], h: dict, calls: dict, f: Fit, k: int):
     return O, out, sse
 
 
-def _jump(eager: list[int], h: dict, calls: dict, f: Fit, k: int) -> float:
-    """What the cut-off after eager[k - 1] adds to the round trip (2·Δo + ΔL)."""
-    _, ((so, sl), (mo, ml)), _ = _split(eager, h, calls, f, k)
+def _tables(m: Measurements, eager: list[int]) -> tuple[dict, dict]:
+    """Every size's half round trip and each eager size's o_send + o_recv (ns)."""
+    h = {s: m.pingpong[s][1] * 1e3 for s in m.pingpong}
+    return h, {s: (m.o_send[s] + m.o_recv[s]) * 1e3 for s in eager}
+
+
+def _jump(classes: list[tuple[float, float]]) -> float:
+    """What the cut-off adds to the round trip (2·Δo + ΔL) between the split's two classes."""
+    (so, sl), (mo, ml) = classes
     return (2 * mo + ml) - (2 * so + sl)
 
 
@@ -131,11 +137,7 @@ def _step_noise(m: Measurements, eager: list[int], f: Fit, k: int, hi: float) ->
     runs = [r for r in m.runs if all(s in r.pingpong and s in r.o_send and s in r.o_recv for s in eager)]
     if len(runs) < 3:
         return 2 * (f.noise or 0.0) * hi
-    jumps = []
-    for r in runs:
-        h = {s: r.pingpong[s][1] * 1e3 for s in eager}
-        calls = {s: (r.o_send[s] + r.o_recv[s]) * 1e3 for s in eager}
-        jumps.append(_jump(eager, h, calls, f, k))
+    jumps = [_jump(_split(eager, *_tables(r, eager), f, k)[1]) for r in runs]
     return 2 * statistics.stdev(jumps) / math.sqrt(len(jumps))
 
 
@@ -144,8 +146,7 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
     S = m.eager
     eager = [s for s in sorted(m.pingpong) if (S is None or s <= S) and s in m.o_send and s in m.o_recv]
     rndv = [s for s in sorted(m.pingpong) if S is not None and s > S]
-    h = {s: m.pingpong[s][1] * 1e3 for s in m.pingpong}
-    calls = {s: (m.o_send[s] + m.o_recv[s]) * 1e3 for s in eager}
+    h, calls = _tables(m, eager)
     large_L = _large_latency(rndv, h, f)
     out = ClassFit(None)
     if len(eager) < 4 or S is None:
@@ -155,8 +156,9 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
     one = _split(eager, h, calls, f, 0)[2]
     # Each class keeps at least two sizes (an intercept and the common slope per split).
     best = min(range(2, n - 1), key=lambda k: _split(eager, h, calls, f, k)[2])
-    O, ((so, sl), (mo, ml)), two = _split(eager, h, calls, f, best)
-    jump = (2 * mo + ml) - (2 * so + sl)  # what the cut-off adds to the round trip
+    O, classes, two = _split(eager, h, calls, f, best)
+    (so, sl), (mo, ml) = classes
+    jump = _jump(classes)
     hi = sum(h[s] for s in eager[best:]) / (n - best)
     gain = _bic(one, n, 2) - _bic(two, n, 3)
     big = abs(jump) > STEP_MIN * hi and abs(jump) > _step_noise(m, eager, f, best, hi)

@@ -312,9 +312,9 @@ def check_note(c: dict) -> str:
     )
 
 
-def noise(points: list[Point], checks: list[dict]) -> dict | None:
-    """validate_noise's floor, the chance an exact model misses by this study's RRMSE, and the
-    slope, for this study's runs (points in ΔL order)."""
+def noise(points: list[Point], checks: list[dict], rel: float) -> dict | None:
+    """validate_noise's floor, the chance an exact model misses by this study's RRMSE `rel`,
+    and the slope, for this study's runs (points in ΔL order)."""
     ordered = sorted(points, key=lambda p: p.delta_ns)
     runs = [p.runs_ns for p in ordered]
     k = max(len(checks), 1)
@@ -322,7 +322,7 @@ def noise(points: list[Point], checks: list[dict]) -> dict | None:
     if floor is None:
         return None
     pred = [p.predicted_ns for p in ordered]
-    p = validate_noise.exceed_p(rrmse(points)[1], runs, floor["sigma_ns"], k)
+    p = validate_noise.exceed_p(rel, runs, floor["sigma_ns"], k)
     return floor | {"exceed_p": p, "slope": validate_noise.slope_check(runs, pred, floor["sigma_ns"])}
 
 
@@ -422,7 +422,7 @@ def validate(launch: inject.Launch, opts: ValidateOptions, log=inject.log) -> Va
     if output:
         v.output_diff = output.diff
     v.drift = validate_drift.drift(points)
-    v.noise = noise(points, checks)
+    v.noise = noise(points, checks, rel)
     if post is not None:
         log(f"posterior predictive band: {opts.draws} draws × {len(points)} ΔL engine passes ...")
         v.posterior = {"path": str(opts.posterior or outdir / "machine.posterior.csv")}

@@ -61,6 +61,11 @@ def pooled_variance(groups: list[list[float]]) -> tuple[float, int] | None:
     return (ss / dof, dof) if dof else None
 
 
+def _mean_runtime(runs: list[list[float]]) -> float:
+    """The mean over the ΔL points of each point's mean runtime (the RRMSE's denominator)."""
+    return sum(sum(r) / len(r) for r in runs) / len(runs)
+
+
 @functools.cache
 def middle_second_moment(k: int) -> float:
     """E[X²] of the lower middle ((k+1)//2-th smallest) of k standard normal samples: its
@@ -85,7 +90,7 @@ def rrmse_floor(runs: list[list[float]], traced: list[float], chosen_of: int = 1
     if pooled is None or not runs or not all(runs):
         return None
     var, dof = pooled
-    mean = sum(sum(r) / len(r) for r in runs) / len(runs)
+    mean = _mean_runtime(runs)
     trace_share = middle_second_moment(chosen_of)
     floor = math.sqrt(var * (trace_share + sum(1 / len(r) for r in runs) / len(runs))) / mean
     return {"rrmse": floor, "sigma_ns": math.sqrt(var), "dof": dof, "traces": max(chosen_of, 1)}
@@ -113,6 +118,6 @@ def exceed_p(rrmse: float, runs: list[list[float]], sigma_ns: float, chosen_of: 
     deltas = np.sort(rng.normal(0, sigma_ns, (draws, k)), axis=1)[:, (k - 1) // 2]
     se = np.array([sigma_ns / math.sqrt(len(r)) for r in runs])
     eps = rng.normal(0, 1, (draws, len(runs))) * se
-    mean = sum(sum(r) / len(r) for r in runs) / len(runs)
+    mean = _mean_runtime(runs)
     sim = np.sqrt(((deltas[:, None] + eps) ** 2).mean(axis=1)) / mean
     return float((sim >= rrmse).mean())
