@@ -13,8 +13,16 @@ With --delta-L US each window also gets its predicted duration at L and at L + �
 calls, first to last): what the model says the window grows by, to set beside a run injected
 at ΔL (HPCC's own section times, bench/inject_gap.py --hpcc; docs/injector.md).
 
+With --by-call the drift is split by step instead of by window: between each two consecutive
+calls that have ops in the graph (calls issuing nothing, such as MPI_PROC_NULL peers, lie
+inside a step; their time is computation), the predicted minus the traced time from one's
+start to the next's, summed and as a median per (first call → next call) pair. A loop the
+model prices too cheap shows the step that loses the time every iteration; the median keeps
+a few disturbed iterations out of it. A receive's predicted start is when its message is
+matched, so the steps before and after a receive move time between them: read them as a pair.
+
     python3 bench/predict_drift.py TRACE_DIR --machine machine.toml [--window-ms 50] [--rank 0]
-                                   [--delta-L US] [--json out.json]
+                                   [--delta-L US] [--by-call] [--json out.json]
 """
 
 from __future__ import annotations
@@ -92,6 +100,30 @@ def windows(trace: Path, params: Params, rank: int, width_ns: float, delta_ns: f
     return rows
 
 
+def by_call(trace: Path, params: Params, rank: int) -> list[dict]:
+    """Predicted − traced time per step between consecutive calls with ops, by call pair."""
+    calls = _core.trace_times(str(trace))[rank]
+    pred = predicted_starts(trace, params, rank)
+    names, name, t0, line = calls["names"], calls["name"], calls["start_ns"], calls["line"]
+    steps = [i for i in range(len(name)) if int(line[i]) in pred]
+    drift: dict[str, list[float]] = collections.defaultdict(list)
+    for i, j in zip(steps, steps[1:]):
+        key = f"{names[name[i]]} → {names[name[j]]}"
+        drift[key].append((pred[int(line[j])] - pred[int(line[i])]) - float(t0[j] - t0[i]))
+    rows = [
+        {"step": k, "count": len(v), "drift_ms": sum(v) / 1e6, "median_ns": float(np.median(v))}
+        for k, v in drift.items()
+    ]
+    return sorted(rows, key=lambda r: r["drift_ms"])
+
+
+def print_by_call(rows: list[dict], rank: int) -> None:
+    print(f"{'drift (ms)':>10} {'median (ns)':>11} {'steps':>7}  step (rank {rank}; predicted − traced)")
+    for r in rows:
+        print(f"{r['drift_ms']:+10.3f} {r['median_ns']:+11.0f} {r['count']:7d}  {r['step']}")
+    print(f"{sum(r['drift_ms'] for r in rows):+10.3f} {'':>11} {sum(r['count'] for r in rows):7d}  all")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace", type=Path, help="trace directory (pmpi-trace-rank-N.txt[.gz])")
@@ -101,8 +133,15 @@ def main() -> int:
     ap.add_argument(
         "--delta-L", type=float, default=0.0, metavar="US", help="also each window's predicted duration at L + ΔL"
     )
+    ap.add_argument("--by-call", action="store_true", help="the drift per step between calls instead of per window")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     a = ap.parse_args()
+    if a.by_call:
+        rows = by_call(a.trace, Params.from_machine(a.machine), a.rank)
+        print_by_call(rows, a.rank)
+        if a.json:
+            Path(a.json).write_text(json.dumps(rows, indent=1))
+        return 0
     rows = windows(a.trace, Params.from_machine(a.machine), a.rank, a.window_ms * 1e6, a.delta_L * 1e3)
     extra = f" {'pred':>8} {'at ΔL':>8}" if a.delta_L else ""
     print(f"{'traced (ms)':>19} {'drift':>9} {'growth':>8} {'in MPI':>8} {'>=1ms':>7}{extra}  calls (rank {a.rank})")

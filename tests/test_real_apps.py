@@ -14,8 +14,8 @@ On HPCC and QE also every other command a user runs on a trace (sensitivity, tol
 simulate, validate), checked against predict.
 
 A run disturbed by other load shows as time with every rank inside MPI (latitude.traced_run),
-a run in another machine state than the calibration as a probe outside [0.87, 1.15]× the
-machine file's; predict warns about both. A prediction that misses is traced again (up to 3
+a run in another machine state than the calibration as a probe (in MPI_Init or MPI_Finalize)
+outside [0.87, 1.15]× the machine file's; predict warns about both. A prediction that misses is traced again (up to 3
 times); if every trace was warned about, the machine is too busy or unsteady to judge and
 the test is skipped saying so. A miss on an
 undisturbed trace fails."""
@@ -128,9 +128,11 @@ def injected(app, d: Path, machine: Path, predicted_ns: float):
 
 
 def _state(t) -> str:
-    """The traced run's machine-state probe against the calibration's (predict's state_ratio)."""
-    ratio = t["predict"]["traced_run"].get("state_ratio")
-    return f" (probe {ratio:.2f}× the machine's)" if ratio is not None else ""
+    """The traced run's machine-state probes (MPI_Init, MPI_Finalize) against the
+    calibration's (predict's state_ratio and end_state_ratio)."""
+    run = t["predict"]["traced_run"]
+    ratios = [f"{run[k]:.2f}" for k in ("state_ratio", "end_state_ratio") if run.get(k) is not None]
+    return f" (probes {', '.join(ratios)}× the machine's)" if ratios else ""
 
 
 @pytest.mark.parametrize("name", list(APPS))

@@ -34,7 +34,14 @@ CASES = [
     ("mpich", "subcomm", 4, ["--iters", "3", "--n", "32"]),
     ("mpich", "fring", 2, []),
 ]
-DROPPED = ("# time:", "# hostname:", "# uname:", "#@ clock ", "#@ probe ")  # probe: a timing, like the clock
+DROPPED = (
+    "# time:",
+    "# hostname:",
+    "# uname:",
+    "#@ clock ",
+    "#@ probe ",
+    "#@ probe_end ",
+)  # probes: timings, like the clock
 BIG = re.compile(r"\d{10,}")
 
 

@@ -128,32 +128,67 @@ def _machine(path, probe_ns):
     return path
 
 
+def _predict(trace_dir, machine) -> dict:
+    cmd = [sys.executable, "-m", "latitude", "predict", str(trace_dir), "--machine", str(machine), "--json"]
+    return json.loads(subprocess.run(cmd, env=env(), capture_output=True, text=True, check=True).stdout)
+
+
 def test_machine_state_probe_in_the_header_and_compared_by_predict(ompi_apps, tmp_path):
     """`latitude trace` has ranks 0 and 1 take the 8 B probe in MPI_Init (PMPI, before the
-    run's time starts); rank 0's header carries it. predict compares it with the machine
+    run's time starts) and again in MPI_Finalize; rank 0's file carries both (`#@ probe` in
+    the header, `#@ probe_end` before `#@ end`). predict compares each with the machine
     file's: a probe outside [0.87, 1.15]× the machine's is another machine state, said in a
-    warning; inside, only the ratio is reported."""
+    warning; inside, only the ratios are reported."""
     out = tmp_path / "t"
     trace(out, [*ompi(3), ompi_apps / "pingpong", "--sizes", "8", "--iters", "20"])
     files = tracer.trace_files(out)
     probe = traced_run.probe_of(files[0])
     assert probe is not None and 10 < probe < 1e6
     assert traced_run.probe_of(files[1]) is None and traced_run.probe_of(files[2]) is None
+    text = tracer.open_trace(files[0]).read().decode()
+    end = re.search(
+        r"\nMPI_Finalize:[^\n]*\n#@ probe_end half_rt_ns=([0-9.]+) bytes=8 rounds=200\n#@ end finalize\n$", text
+    )
+    assert end, text[-300:]
+    probe_end = float(end.group(1))
+    assert 10 < probe_end < 1e6
     for factor, warned in ((1.1, False), (1 / 1.1, False), (2.0, True), (0.5, True)):
-        m = _machine(tmp_path / f"m{factor}.toml", probe / factor)
-        cmd = [sys.executable, "-m", "latitude", "predict", str(out), "--machine", str(m), "--json"]
-        s = json.loads(subprocess.run(cmd, env=env(), capture_output=True, text=True, check=True).stdout)
-        assert s["traced_run"]["probe_ns"] == probe
+        s = _predict(out, _machine(tmp_path / f"m{factor}.toml", probe / factor))
+        assert (s["traced_run"]["probe_ns"], s["traced_run"]["probe_end_ns"]) == (probe, probe_end)
         assert s["traced_run"]["state_ratio"] == pytest.approx(factor, rel=1e-3)
+        assert s["traced_run"]["end_state_ratio"] == pytest.approx(factor * probe_end / probe, rel=1e-3)
         said = [w for w in s["warnings"] if "machine state" in w]
-        assert bool(said) == warned, (factor, s["warnings"])
-        if warned:
-            assert f"{factor:.2f}×" in said[0] and ("more" if factor > 1 else "less") in said[0]
+        if 1 / 1.15 <= factor * probe_end / probe <= 1.15:  # the end probe agrees too
+            assert bool(said) == warned, (factor, s["warnings"])
+            if warned:
+                assert f"was {factor:.2f}× in MPI_Init that of" in said[0]
+                assert f"that factor {'more' if factor > 1 else 'less'} than" in said[0]
+        elif warned:  # the state at the end differed too (a loaded machine): both are named
+            assert f"{factor:.2f}× in MPI_Init and " in said[0] and "in MPI_Finalize that of" in said[0]
+    # the state changed during the run: the start agrees with the machine, the end is 1.6× it
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    for f in files:
+        t = tracer.open_trace(f).read()
+        if f == files[0]:
+            t = t.replace(end.group(0).encode(), end.group(0).replace(end.group(1), f"{1.6 * probe:.1f}").encode())
+        (changed / f.name.removesuffix(".gz")).write_bytes(t)
+    s = _predict(changed, _machine(tmp_path / "same.toml", probe))
+    assert s["traced_run"]["state_ratio"] == pytest.approx(1) and s["traced_run"]["end_state_ratio"] == pytest.approx(
+        1.6, rel=1e-3
+    )
+    said = [w for w in s["warnings"] if "machine state" in w]
+    assert len(said) == 1 and "was 1.60× in MPI_Finalize that of" in said[0] and "MPI_Init" not in said[0]
+    assert "that factor more than" in said[0]
     no_probe = _machine(tmp_path / "old.toml", 0).read_text().replace("probe_ns = 0\n", "")
     (tmp_path / "old.toml").write_text(no_probe)  # a machine file from before the probe
     cmd = [sys.executable, "-m", "latitude", "predict", str(out), "--machine", str(tmp_path / "old.toml"), "--json"]
     s = json.loads(subprocess.run(cmd, env=env(), capture_output=True, text=True, check=True).stdout)
-    assert "state_ratio" not in s["traced_run"] and not [w for w in s["warnings"] if "machine state" in w]
+    assert (
+        "state_ratio" not in s["traced_run"]
+        and "end_state_ratio" not in s["traced_run"]
+        and not [w for w in s["warnings"] if "machine state" in w]
+    )
 
 
 def test_no_probe_without_a_partner_or_when_not_asked(ompi_apps, tmp_path):
@@ -161,7 +196,7 @@ def test_no_probe_without_a_partner_or_when_not_asked(ompi_apps, tmp_path):
     takes no probe, since the other rank might not be traced and would never answer."""
     trace(tmp_path / "one", [*ompi(1), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], check=False)
     files = tracer.trace_files(tmp_path / "one")
-    assert files and all(traced_run.probe_of(f) is None for f in files)
+    assert files and all(traced_run.probe_of(f) is None and not _has_end_probe(f) for f in files)
     printed = run([sys.executable, "-m", "latitude", "trace", "--print-command", "--", "./app"]).stdout
     lib = re.search(r"LD_PRELOAD=(\S+)", printed).group(1)
     hand = tmp_path / "hand"
@@ -170,4 +205,9 @@ def test_no_probe_without_a_partner_or_when_not_asked(ompi_apps, tmp_path):
     e.pop("LATITUDE_TRACE_PROBE", None)
     subprocess.run([*ompi(2), ompi_apps / "pingpong", "--sizes", "8", "--iters", "2"], env=e, check=True, timeout=120)
     files = tracer.trace_files(hand)
-    assert len(files) == 2 and all(traced_run.probe_of(f) is None for f in files)
+    assert len(files) == 2 and all(traced_run.probe_of(f) is None and not _has_end_probe(f) for f in files)
+
+
+def _has_end_probe(path) -> bool:
+    with tracer.open_trace(path) as f:
+        return b"#@ probe_end" in f.read()

@@ -46,6 +46,7 @@ _EXT = {
     "comm": re.compile(rf"\d+ seq=\d+ world={_RANKS}( remote={_RANKS})?$"),
     "typesizes": re.compile(r"send=\d+(,\d+)* recv=\d+(,\d+)*$"),
     "thread": re.compile(r"provided=\d+$"),
+    "probe_end": re.compile(r"half_rt_ns=\d+(\.\d+)? bytes=8 rounds=\d+$"),  # after MPI_Finalize, rank 0
     "end": re.compile(r"(finalize|abort -?\d+|signal \d+|exit-without-finalize|killed)$"),
 }
 _HEADER_EXT = {"latitude-trace", "mpi", "world", "clock", "request_size", "const", "comm", "probe"}

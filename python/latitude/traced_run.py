@@ -18,13 +18,16 @@ LONG_NS (1 ms: 10 MB at shared-memory speed, more than any message of the progra
 and warns when a prediction falls short of the traced run by more than 10 % and those long
 stretches account for at least half of the shortfall.
 
-It also reads the machine-state probe the tracer took in MPI_Init (`#@ probe`, the median
-8-byte half round trip between ranks 0 and 1 through PMPI). `latitude calibrate` takes the
+It also reads the machine-state probes the tracer took in MPI_Init (`#@ probe`, the median
+8-byte half round trip between ranks 0 and 1 through PMPI) and again in MPI_Finalize
+(`#@ probe_end`, after the run's time; traces from before 2026-12-07 have only the first). `latitude calibrate` takes the
 same probe in each of its runs and keeps their median in the machine file ([fit] probe_ns).
 On a machine whose process launches land in different states (a VM whose virtual CPUs the
 host places anew: whole runs about twice as fast or slow), the ratio of the two probes says
-whether the traced run saw the calibration's state; `state_check` warns when it is outside
-[1/STATE_RATIO, STATE_RATIO], since then every message's price is off by about that factor.
+whether the traced run saw the calibration's state; `state_check` warns when either ratio
+is outside [1/STATE_RATIO, STATE_RATIO], since then every message's price is off by about
+that factor for the part of the run in that state. The state can change during a launch:
+the probe at the end catches a run that started in the calibration's state and left it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ SHORTFALL = 0.10  # prediction below the traced run by more than this: look for 
 LONG_NS = 1e6  # an all-in-MPI stretch this long is not one message: preemption
 STATE_RATIO = 1.15  # a traced run's probe this far from its machine's (either way): another state
 PROBE = re.compile(rb"#@ probe half_rt_ns=([0-9.]+)")
+PROBE_END = re.compile(rb"#@ probe_end half_rt_ns=([0-9.]+)")
 SKIP = (b"MPI_Init", b"MPI_Init_thread", b"MPI_Finalize")
 
 
@@ -53,16 +57,20 @@ class TracedRun:
     longest_call: str  # the call rank 0 was in during it
     longest_at_ns: float  # its start, after rank 0's MPI_Init end
     probe_ns: float | None = None  # the machine-state probe of rank 0's header, if taken
+    probe_end_ns: float | None = None  # the same probe in rank 0's MPI_Finalize, if taken
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _calls(path: Path):
-    """(start µs, end µs, name) of each MPI call between Init and Finalize, in trace order."""
+def _calls(path: Path, probes: dict):
+    """(start µs, end µs, name) of each MPI call between Init and Finalize, in trace order;
+    the `#@ probe_end` line (after MPI_Finalize) goes into probes["end"]."""
     with tracer.open_trace(path) as f:
         for line in f:
             if not line.startswith(b"MPI_"):
+                if m := PROBE_END.match(line):
+                    probes["end"] = float(m.group(1))
                 continue
             fields = line.rstrip(b"\n").split(b":")
             if fields[0] in SKIP or len(fields) < 3:
@@ -73,8 +81,8 @@ def _calls(path: Path):
                 continue
 
 
-def _events(rank: int, path: Path):
-    for start, end, name in _calls(path):
+def _events(rank: int, path: Path, probes: dict):
+    for start, end, name in _calls(path, probes if rank == 0 else {}):
         if end > start:
             yield start, 1, rank, name
             yield end, 0, rank, name  # at a tie an end comes before a start
@@ -93,8 +101,8 @@ def analyse(trace: str | os.PathLike) -> TracedRun | None:
     total = long = longest = at = 0.0
     call = ""
     current: dict[int, bytes] = {}
-    first = None
-    for t, kind, rank, name in heapq.merge(*(_events(r, f) for r, f in enumerate(files))):
+    first, probes = None, {}
+    for t, kind, rank, name in heapq.merge(*(_events(r, f, probes) for r, f in enumerate(files))):
         first = t if first is None else first
         if kind == 1:
             current[rank] = name
@@ -109,7 +117,9 @@ def analyse(trace: str | os.PathLike) -> TracedRun | None:
                 if stretch > longest:
                     longest, at, call = stretch, since - first, started_in.decode(errors="replace")
             inside -= 1
-    return TracedRun(runtime, total * 1e3, long * 1e3, longest * 1e3, call, at * 1e3, probe_of(files[0]))
+    return TracedRun(
+        runtime, total * 1e3, long * 1e3, longest * 1e3, call, at * 1e3, probe_of(files[0]), probes.get("end")
+    )
 
 
 def probe_of(path: Path) -> float | None:
@@ -118,21 +128,32 @@ def probe_of(path: Path) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def state_ratio(run: TracedRun | None, machine_probe_ns: float | None) -> float | None:
-    """The traced run's probe over the machine file's (None unless both were taken)."""
-    if run is None or not run.probe_ns or not machine_probe_ns:
-        return None
-    return run.probe_ns / machine_probe_ns
+def state_ratios(run: TracedRun | None, machine_probe_ns: float | None) -> tuple[float | None, float | None]:
+    """The traced run's probes (MPI_Init, MPI_Finalize) over the machine file's (each None
+    unless both were taken)."""
+    if run is None or not machine_probe_ns:
+        return None, None
+    return tuple(p / machine_probe_ns if p else None for p in (run.probe_ns, run.probe_end_ns))
 
 
-def state_check(ratio: float | None, machine: str) -> str | None:
-    """A warning when the traced run and the calibration saw different machine states."""
-    if ratio is None or 1 / STATE_RATIO <= ratio <= STATE_RATIO:
+def _off(ratio: float | None) -> bool:
+    return ratio is not None and not 1 / STATE_RATIO <= ratio <= STATE_RATIO
+
+
+def state_check(ratios: tuple[float | None, float | None], machine: str) -> str | None:
+    """A warning when the traced run (at its start or its end) and the calibration saw
+    different machine states."""
+    start, end = ratios
+    if not _off(start) and not _off(end):
         return None
+    off = [(r, call) for r, call in ((start, "MPI_Init"), (end, "MPI_Finalize")) if _off(r)]
+    where = " and ".join(f"{r:.2f}× in {call}" for r, call in off)
+    worse = {"more" if r > 1 else "less" for r, _ in off}
+    cost = " or ".join(sorted(worse, reverse=True))  # "more", "less" or "more or less"
     return (
-        f"the traced run's machine-state probe (8 B half round trip in MPI_Init) is {ratio:.2f}× the one "
-        f"{machine} was calibrated with: the run saw another machine state, and its messages cost about "
-        f"that factor {'more' if ratio > 1 else 'less'} than the machine file prices them; calibrate and "
+        f"the traced run's machine-state probe (8 B half round trip) was {where} that of "
+        f"{machine}: the run saw another machine state, and its messages cost about "
+        f"that factor {cost} than the machine file prices them; calibrate and "
         'trace again, one right after the other, until the probes agree (docs/calibration.md, "Two machine states")'
     )
 

@@ -218,7 +218,8 @@ void lt_start(int thread_multiple)
     lt.pid = getpid();
     /* only when asked (`latitude trace` does): it needs ranks 0 and 1 both traced */
     const char *probe = getenv("LATITUDE_TRACE_PROBE");
-    lt.probe_ns = probe && *probe == '1' ? lt_probe_ns() : -1;
+    lt.probe_on = probe && *probe == '1';
+    lt.probe_ns = lt.probe_on ? lt_probe_ns() : -1;
     const char *compress = getenv("LATITUDE_TRACE_COMPRESS");
     lt.gz = compress && *compress && *compress != '0';
     char path[4096];

@@ -1,6 +1,10 @@
 /* The records of the calls that start and end tracing: MPI_Init/MPI_Init_thread (after the
  * real initialisation), MPI_Finalize and MPI_Abort (before the real call). */
 #include "lt_log.h"
+#include "lt_probe.h"
+
+#include <stdio.h>
+#include <string.h>
 
 /* The trace starts after the real initialisation, so the start time is "-"; thread != 0
  * writes the MPI_Init_thread fields and its "#@ thread" line. */
@@ -30,6 +34,26 @@ void lt_log_init(int thread, const void *argc, const void *argv, int required,
     lt_commit(p);
 }
 
+/* The machine-state probe again at the end of the run, after MPI_Finalize's start (outside
+ * the run's time), as "#@ probe_end" on rank 0: the state can change during a launch, and the
+ * two probes bracket it. Every message of the program is complete by MPI_Finalize. */
+static void probe_at_end(void)
+{
+    if (!lt.probe_on)
+        return;
+    double ns = lt_probe_ns();
+    if (ns <= 0)
+        return;
+    char line[96];
+    int n = snprintf(line, sizeof line, "#@ probe_end half_rt_ns=%.1f bytes=8 rounds=%d\n", ns,
+                     LT_PROBE_ROUNDS);
+    lt_lock();
+    lt_reserve_locked((size_t)n + LT_SLACK);
+    memcpy(lt.buf + lt.used, line, (size_t)n);
+    lt.used += (size_t)n;
+    lt_unlock();
+}
+
 /* The record is complete before the real finalisation: "MPI_Finalize:<tstart>:-". */
 void lt_log_finalize(uint64_t t0)
 {
@@ -38,6 +62,7 @@ void lt_log_finalize(uint64_t t0)
     char *p = lt_open("MPI_Finalize", t0, 0);
     p = LT_LIT(p, ":-\n");
     lt_commit(p);
+    probe_at_end();
     lt_finish("finalize");
 }
 

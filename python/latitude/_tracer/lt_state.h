@@ -22,6 +22,7 @@ struct lt_state {
     int pid;            /* the process that opened the file (not a forked child) */
     int fold;           /* a folded poll record is pending after `used` (lt_poll.c) */
     unsigned poll_skip; /* polls since the last one timed while a fold is open */
+    int probe_on;       /* LATITUDE_TRACE_PROBE=1: ranks 0 and 1 probe in MPI_Init and MPI_Finalize */
     double probe_ns;    /* the machine-state probe (lt_probe.h), < 0: not taken */
     uint64_t tlast;     /* the last end time written (ns): converted tick times never go below */
 };

@@ -46,16 +46,16 @@ def traced_run_check(graph, predicted_ns: float):
     return run, traced_run.check(run, predicted_ns)
 
 
-def machine_state(args, run) -> tuple[float | None, str | None]:
-    """The traced run's probe over its machine file's, and a warning when they differ by
-    another machine state (latitude.traced_run.state_check)."""
+def machine_state(args, run) -> tuple[tuple[float | None, float | None], str | None]:
+    """The traced run's probes (MPI_Init, MPI_Finalize) over its machine file's, and a warning
+    when either differs by another machine state (latitude.traced_run.state_check)."""
     if run is None or not getattr(args, "machine", None):
-        return None, None
+        return (None, None), None
     from latitude import tomlfile, traced_run
 
     probe = tomlfile.read(args.machine)[0].get("fit", {}).get("probe_ns")
-    ratio = traced_run.state_ratio(run, probe if isinstance(probe, (int, float)) else None)
-    return ratio, traced_run.state_check(ratio, args.machine)
+    ratios = traced_run.state_ratios(run, probe if isinstance(probe, (int, float)) else None)
+    return ratios, traced_run.state_check(ratios, args.machine)
 
 
 def call_cost_unused(graph, params) -> str | None:
@@ -84,7 +84,7 @@ def run(args) -> int:
     graph = load_graph(args)
     pred = graph.predict(params, path_steps=args.path)
     run_info, warning = traced_run_check(graph, pred.runtime_ns)
-    ratio, state = machine_state(args, run_info)
+    (ratio, end_ratio), state = machine_state(args, run_info)
     warnings = [w for w in (warning, state, call_cost_unused(graph, params)) if w]
     cred = credible(args, graph, params)
     if args.json:
@@ -94,7 +94,8 @@ def run(args) -> int:
         if args.path:
             out["path"] = pred.path()
         if run_info is not None:
-            out["traced_run"] = run_info.to_dict() | ({"state_ratio": ratio} if ratio is not None else {})
+            ratios = {"state_ratio": ratio, "end_state_ratio": end_ratio}
+            out["traced_run"] = run_info.to_dict() | {k: v for k, v in ratios.items() if v is not None}
         out["warnings"] = warnings
         print_json(out)
         return 0
