@@ -20,8 +20,9 @@ stretches account for at least half of the shortfall.
 
 It also reads the machine-state probes the tracer took in MPI_Init (`#@ probe`, the median
 8-byte half round trip between ranks 0 and 1 through PMPI) and again in MPI_Finalize
-(`#@ probe_end`, after the run's time; traces from before 2026-12-07 have only the first). `latitude calibrate` takes the
-same probe in each of its runs and keeps their median in the machine file ([fit] probe_ns).
+(`#@ probe_end`, after the run's time; traces from before 2026-12-07 have only the first).
+`latitude calibrate` takes the same probe in each of its runs and keeps their median in the
+machine file ([fit] probe_ns).
 On a machine whose process launches land in different states (a VM whose virtual CPUs the
 host places anew: whole runs about twice as fast or slow), the ratio of the two probes says
 whether the traced run saw the calibration's state; `state_check` warns when either ratio
@@ -143,10 +144,9 @@ def _off(ratio: float | None) -> bool:
 def state_check(ratios: tuple[float | None, float | None], machine: str) -> str | None:
     """A warning when the traced run (at its start or its end) and the calibration saw
     different machine states."""
-    start, end = ratios
-    if not _off(start) and not _off(end):
+    off = [(r, call) for r, call in zip(ratios, ("MPI_Init", "MPI_Finalize")) if _off(r)]
+    if not off:
         return None
-    off = [(r, call) for r, call in ((start, "MPI_Init"), (end, "MPI_Finalize")) if _off(r)]
     where = " and ".join(f"{r:.2f}× in {call}" for r, call in off)
     worse = {"more" if r > 1 else "less" for r, _ in off}
     cost = " or ".join(sorted(worse, reverse=True))  # "more", "less" or "more or less"
