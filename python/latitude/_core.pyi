@@ -71,6 +71,7 @@ class Graph:
         collectives: bool = True,
         progress: Progress | None = None,
         lines: bool = False,
+        issue_time: bool = True,
     ) -> tuple[Graph, dict[str, Any]]: ...
     @staticmethod
     def random(

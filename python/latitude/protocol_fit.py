@@ -33,7 +33,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 
 from latitude.calibrate import Measurements
-from latitude.loggp_fit import Fit, b
+from latitude.loggp_fit import Fit, b, estimate
 from latitude.params import CLASS_PARAMS
 
 STEP_MIN = 0.03  # a class step smaller than this share of the round trip is not a class
@@ -167,7 +167,7 @@ def fit_classes(m: Measurements, f: Fit) -> ClassFit:
             f"protocol classes: one eager class is enough (the best cut-off, {eager[best - 1]} B, changes the "
             f"round trip by {jump:+.0f} ns; BIC gain {gain:.1f})"
         )
-        return _large_only(out, large_L, rndv, h, f)
+        return _large_only(out, large_L, m, rndv, h, f)
     out.S1, out.O = eager[best - 1], O
     # The classes add cost: a negative excess (noise, or a cheaper medium path) is written as 0.
     vals = dict(zip(CLASS_PARAMS, (so, sl, mo, ml, 0.0, large_L)))
@@ -193,13 +193,31 @@ def _large_latency(rndv: list[int], h: dict, f: Fit) -> float:
     return max(0.0, sum(w[s] * excess[s] for s in rndv) / (3 * sum(w.values())))
 
 
-def _large_only(out: ClassFit, large_L: float, rndv: list[int], h: dict, f: Fit) -> ClassFit:
+def _large_share_noise(m: Measurements, rndv: list[int], f: Fit) -> float:
+    """The smallest share of the round trip a rendezvous set-up (3·l_c) must have to be told
+    from noise: twice the standard error over the runs of each run's own share (three or more
+    runs measuring every rendezvous size, each run fitted on its own), else twice the relative
+    spread of the round trips. A run in another machine state scales all its round trips by
+    one factor and leaves its share where it was; judged against the spread of the levels, a
+    rendezvous 3.5 µs dearer than the model at 4 KiB in every run was refused when one run of
+    three came out 1.8x slower (noise 0.82), and CG's halo messages were priced at a fifth."""
+    runs = [r for r in m.runs if all(s in r.pingpong for s in rndv)]
+    if len(runs) < 3:
+        return 2 * (f.noise or 0.0)
+    shares = []
+    for r in runs:
+        h_r = _tables(r, [])[0]
+        shares.append(3 * _large_latency(rndv, h_r, estimate(r)) / min(h_r[s] for s in rndv))
+    return 2 * statistics.stdev(shares) / math.sqrt(len(shares))
+
+
+def _large_only(out: ClassFit, large_L: float, m: Measurements, rndv: list[int], h: dict, f: Fit) -> ClassFit:
     """One eager class, but rendezvous messages with a set-up latency of their own (3·l_c
-    more than 3 % of their round trip and than the runs' spread): S1 = 0 and only large.L."""
+    more than 3 % of their round trip and than the runs' noise): S1 = 0 and only large.L."""
     if not rndv:
         return out
     rt = min(h[s] for s in rndv)
-    if 3 * large_L <= max(STEP_MIN, 2 * (f.noise or 0.0)) * rt:
+    if 3 * large_L <= max(STEP_MIN, _large_share_noise(m, rndv, f)) * rt:
         return out
     out.S1 = 0
     out.values = dict.fromkeys(CLASS_PARAMS, 0.0) | {"large.L": large_L}

@@ -28,6 +28,9 @@ class ScheduleOptions:
     """Constants (ANY_SOURCE, PROC_NULL) of plain traces: auto, openmpi or mpich."""
     p2p: bool = True
     collectives: bool = True
+    issue_time: bool = True
+    """Keep the time inside calls that issue nonblocking operations (Isend, Irecv, Start,
+    nonblocking collectives) as computation: False drops it, as Schedgen does."""
 
     def to_dict(self) -> dict:
         return asdict(self)

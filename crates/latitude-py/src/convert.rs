@@ -71,7 +71,7 @@ pub(crate) fn schedule_options(
     if !(timemult.is_finite() && timemult > 0.0) {
         return Err(opt_err("--timemult", format!("expected a positive number, got {timemult}")));
     }
-    Ok(ScheduleOptions { coll, timemult, request_size, mpi, p2p, collectives, lines: false })
+    Ok(ScheduleOptions { coll, timemult, request_size, mpi, p2p, collectives, lines: false, issue_time: true })
 }
 
 pub(crate) fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &ScheduleOptions) -> PyResult<Bound<'py, PyDict>> {
@@ -108,6 +108,8 @@ pub(crate) fn schedule_stats<'py>(py: Python<'py>, s: &ScheduleStats, opts: &Sch
     d.set_item("poll_work_ns", s.poll_work_ns)?;
     d.set_item("poll_shifts", s.poll_shifts)?;
     d.set_item("poll_shift_ns", s.poll_shift_ns)?;
+    d.set_item("issue_calls", s.issue_calls)?;
+    d.set_item("issue_ns", s.issue_ns)?;
     d.set_item("negative_gaps", s.negative_gaps)?;
     d.set_item("notes", s.notes.clone())?;
     Ok(d)

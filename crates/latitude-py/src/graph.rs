@@ -93,7 +93,7 @@ impl Graph {
     /// collectives with `coll` (a `--coll` spec); `lines` keeps every vertex's trace line
     /// (`arrays()["line"]`). Returns (graph, stats dict).
     #[staticmethod]
-    #[pyo3(signature = (path, coll="default", timemult=1000.0, request_size=None, mpi="auto", p2p=true, collectives=true, progress=None, lines=false))]
+    #[pyo3(signature = (path, coll="default", timemult=1000.0, request_size=None, mpi="auto", p2p=true, collectives=true, progress=None, lines=false, issue_time=true))]
     #[allow(clippy::too_many_arguments)]
     fn from_trace<'py>(
         py: Python<'py>,
@@ -106,9 +106,10 @@ impl Graph {
         collectives: bool,
         progress: Option<Py<PyAny>>,
         lines: bool,
+        issue_time: bool,
     ) -> PyResult<(Graph, Bound<'py, PyDict>)> {
         let mut opts = schedule_options(coll, timemult, request_size, mpi, p2p, collectives).map_err(|e| input_error(py, e))?;
-        opts.lines = lines;
+        (opts.lines, opts.issue_time) = (lines, issue_time);
         let res = py.detach(|| {
             let mut report = |done: u64, total: u64| {
                 if let Some(cb) = &progress {

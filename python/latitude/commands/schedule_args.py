@@ -40,6 +40,14 @@ def add_schedule_args(p: argparse.ArgumentParser, jobs: bool = True) -> None:
         choices=("auto", "openmpi", "mpich"),
         help="MPI constants of plain traces (default: detected)",
     )
+    grp.add_argument(
+        "--issue-time",
+        default="kept",
+        choices=("kept", "dropped"),
+        help="the time inside calls that issue nonblocking operations (MPI_Isend, MPI_Irecv, "
+        "MPI_Start, nonblocking collectives): kept as computation (default; no cost rule puts "
+        "it on the rank's time line) or dropped, as Schedgen does (docs/schedule.md)",
+    )
     if jobs:
         add_max_ops(grp)
 
@@ -120,4 +128,5 @@ def schedule_options_from_args(args: argparse.Namespace) -> ScheduleOptions:
         mpi=getattr(args, "mpi", "auto"),
         p2p=not getattr(args, "no_p2p", False),
         collectives=not getattr(args, "no_collectives", False),
+        issue_time=getattr(args, "issue_time", "kept") == "kept",
     )

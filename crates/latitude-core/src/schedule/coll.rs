@@ -111,6 +111,7 @@ impl RankState<'_, '_> {
                 let key = if self.extended { rec.index } else { cc.req };
                 self.reqs.add(key, collop);
                 self.prev.push((c, Dep::Requires));
+                self.issued(rec);
             } else {
                 self.prev.push((collop, Dep::Requires));
             }

@@ -54,11 +54,26 @@ pub struct ScheduleOptions {
     /// Keep each vertex's trace line (its call record), e.g. to show the traced run's
     /// calls with the messages they exchanged; costs 4 bytes per vertex.
     pub lines: bool,
+    /// Keep the time inside the calls that issue nonblocking operations (MPI_Isend and its
+    /// modes, MPI_Irecv, MPI_Start(all), the nonblocking collectives) in the computation after
+    /// them. The model puts none of a nonblocking call on its rank's time line (its ops run
+    /// beside the next computation), so without this the time the library spends in the call
+    /// is lost (`--issue-time dropped`, as Schedgen).
+    pub issue_time: bool,
 }
 
 impl Default for ScheduleOptions {
     fn default() -> Self {
-        ScheduleOptions { coll: Selection::default(), timemult: 1000.0, request_size: None, mpi: MpiFlavor::Auto, p2p: true, collectives: true, lines: false }
+        ScheduleOptions {
+            coll: Selection::default(),
+            timemult: 1000.0,
+            request_size: None,
+            mpi: MpiFlavor::Auto,
+            p2p: true,
+            collectives: true,
+            lines: false,
+            issue_time: true,
+        }
     }
 }
 
@@ -104,6 +119,10 @@ pub struct ScheduleStats {
     /// before them to after them (half a poll interval each, at most 10 µs; docs/schedule.md).
     pub poll_shifts: u64,
     pub poll_shift_ns: u64,
+    /// Calls that issued nonblocking operations, and the time (ns) inside them kept as
+    /// computation (`ScheduleOptions::issue_time`).
+    pub issue_calls: u64,
+    pub issue_ns: u64,
     pub negative_gaps: u64,
     pub notes: Vec<String>,
 }

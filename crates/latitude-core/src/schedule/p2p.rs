@@ -138,7 +138,10 @@ impl RankState<'_, '_> {
         let c = self.gap(rec)?;
         match after {
             Dep::Requires => self.prev.extend(ops.iter().map(|&o| (o, Dep::Requires))),
-            Dep::Irequires => self.prev.push((c, Dep::Requires)),
+            Dep::Irequires => {
+                self.prev.push((c, Dep::Requires));
+                self.issued(rec);
+            }
         }
         Ok(())
     }
