@@ -192,6 +192,11 @@ MPI_Finalize:50:-\n"
     let (ops, edges) = rank_ops(&s.graph, 0);
     assert_eq!(&ops[..5], ["send 8b to 1", "recv 8b from 1", "calc 10000", "calc 0", "calc 2000"]);
     assert!(edges.contains(&(4, 1, false)) && edges.contains(&(4, 2, false)), "{edges:?}");
+X
+    assert_eq!((s.stats.issue_calls, s.stats.issue_ns), (2, 2000));
+    let s = run(&dir, &ScheduleOptions { issue_time: false, ..Default::default() });
+    assert_eq!((s.stats.issue_calls, s.stats.issue_ns), (0, 0));
+    assert_eq!(rank_ops(&s.graph, 0).0[4], "calc 1000");
 }
 
 /// Our trace format: wildcards resolved from '#@ status', Waitany by '#@ done', persistent
